@@ -1,0 +1,41 @@
+import NIOPosix
+
+/// A connection lent by the pool. Its calls run libpq on the pool's own
+/// threads, so awaiting them never blocks an event loop or the cooperative pool.
+public struct PostgresConnection: Sendable {
+    let handle: LibPQConnection
+    let threadPool: NIOThreadPool
+
+    /// Runs one statement with bound parameters.
+    @discardableResult
+    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
+        let handle = self.handle
+        return try await run { try handle.execute(query) }
+    }
+
+    /// Runs parameterless SQL text, possibly several statements (migrations, `BEGIN`).
+    /// Never pass input here.
+    @discardableResult
+    public func execute(unsafeSQL sql: String) async throws -> PostgresRows {
+        let handle = self.handle
+        return try await run { try handle.execute(simple: sql) }
+    }
+
+    /// Sets a configuration parameter until the end of the current transaction,
+    /// e.g. `app.tenant_id` for row-level security. Outside a transaction it would
+    /// vanish at once, which is why `PostgresPool.withTransaction(settings:)` is the usual way in.
+    public func setTransactionSetting(_ name: String, to value: String) async throws {
+        try await query("SELECT set_config(\(name), \(value), true)")
+    }
+
+    private func run<T: Sendable>(_ body: @Sendable @escaping () throws -> T) async throws -> T {
+        do {
+            return try await threadPool.runIfActive(body)
+        } catch let error as PostgresError {
+            throw error
+        } catch {
+            // The thread pool refuses work only once it is shut down.
+            throw PostgresError(kind: .poolClosed, message: "the connection pool is shut down")
+        }
+    }
+}

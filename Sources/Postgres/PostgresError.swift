@@ -1,0 +1,84 @@
+/// The one error type of the Postgres layer.
+///
+/// Server errors carry the SQLSTATE and the fields PostgreSQL reports, so callers
+/// can map, say, `23505` on a named constraint to a domain error. `description`
+/// stays generic on purpose: server messages and details may quote values
+/// (a duplicate username, a note body), and an error printed to a log or an
+/// HTTP response must not leak them. Read `message` and `detail` explicitly.
+public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The server rejected a statement; `sqlState` says why.
+        case server
+        /// No connection could be opened (server down, bad credentials, bad URL).
+        case connectionFailed
+        /// An open connection broke while in use.
+        case connectionLost
+        /// Every pooled connection stayed busy for longer than the acquire timeout.
+        case poolTimeout
+        /// The pool is shutting down or was shut down.
+        case poolClosed
+        /// A column could not be decoded into the requested Swift type.
+        case decoding
+        /// The connection string or another setting is invalid.
+        case invalidConfiguration
+    }
+
+    public var kind: Kind
+    /// Five-character SQLSTATE, e.g. `23505`.
+    public var sqlState: String?
+    /// The server's primary message, or ours for client-side errors. May quote values.
+    public var message: String
+    public var detail: String?
+    public var hint: String?
+    public var schemaName: String?
+    public var tableName: String?
+    public var columnName: String?
+    public var constraintName: String?
+
+    public init(
+        kind: Kind, sqlState: String? = nil, message: String, detail: String? = nil, hint: String? = nil,
+        schemaName: String? = nil, tableName: String? = nil, columnName: String? = nil, constraintName: String? = nil
+    ) {
+        self.kind = kind
+        self.sqlState = sqlState
+        self.message = message
+        self.detail = detail
+        self.hint = hint
+        self.schemaName = schemaName
+        self.tableName = tableName
+        self.columnName = columnName
+        self.constraintName = constraintName
+    }
+
+    /// True for a unique violation (`23505`), optionally on one named constraint.
+    public func isUniqueViolation(constraint: String? = nil) -> Bool {
+        sqlState == "23505" && (constraint == nil || constraintName == constraint)
+    }
+
+    /// True when the failure means the database could not be reached or used,
+    /// which the HTTP layer answers with `503` rather than `500`.
+    public var isUnavailable: Bool {
+        switch kind {
+        case .connectionFailed, .connectionLost, .poolTimeout, .poolClosed: return true
+        case .server:
+            // Class 08 (connection exception), 57P01..57P03 (shutdown, cannot connect now).
+            guard let state = sqlState else { return false }
+            return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
+        case .decoding, .invalidConfiguration: return false
+        }
+    }
+
+    public var description: String {
+        var text = "PostgresError.\(kind)"
+        if let sqlState { text += " SQLSTATE \(sqlState)" }
+        if let constraintName { text += " constraint \(constraintName)" }
+        if let tableName { text += " table \(tableName)" }
+        if kind == .decoding || kind == .invalidConfiguration || kind == .poolTimeout || kind == .poolClosed {
+            // Client-side messages are ours and never quote values.
+            text += ": \(message)"
+        }
+        return text
+    }
+
+    public var debugDescription: String { description }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+
+/// Applies `NNNN_name.sql` files in order, each in its own transaction,
+/// recording name and checksum in `schema_migrations`.
+///
+/// A session-level advisory lock serialises migrators: a second one waits,
+/// then finds nothing left to do. A file whose checksum differs from the one
+/// recorded when it was applied stops the run: an edited migration means the
+/// database and the code disagree, and silently skipping it hides that.
+public struct PostgresMigrator: Sendable {
+    public struct Migration: Sendable, Equatable {
+        public let name: String
+        public let sql: String
+
+        public init(name: String, sql: String) {
+            self.name = name
+            self.sql = sql
+        }
+    }
+
+    public enum Status: Sendable, Equatable {
+        case current
+        case pending([String])
+        case changed(String)
+    }
+
+    /// Arbitrary, fixed key for `pg_advisory_lock`: "LRMIGRAT" in ASCII.
+    static let lockKey: Int64 = 0x4C52_4D49_4752_4154
+
+    public let migrations: [Migration]
+
+    /// Reads every `*.sql` file of `directory`, ordered by name.
+    public init(directory: URL) throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasSuffix(".sql") }
+            .sorted()
+        guard !names.isEmpty else {
+            throw PostgresError(kind: .invalidConfiguration, message: "no migrations found in \(directory.path)")
+        }
+        migrations = try names.map { name in
+            Migration(name: name, sql: try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8))
+        }
+    }
+
+    public init(migrations: [Migration]) {
+        self.migrations = migrations
+    }
+
+    /// Applies what is pending and returns the names applied now.
+    @discardableResult
+    public func migrate(pool: PostgresPool, logger: Logger) async throws -> [String] {
+        try await pool.withConnection { connection in
+            try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))")
+            do {
+                let applied = try await applyPending(connection, logger: logger)
+                try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))")
+                return applied
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))")
+                throw error
+            }
+        }
+    }
+
+    /// Compares the files with what the database recorded, without changing anything.
+    public func status(pool: PostgresPool) async throws -> Status {
+        let exists = try await pool.query("SELECT to_regclass('public.schema_migrations') IS NOT NULL")
+        guard try exists[0].decode(Bool.self, column: 0) else {
+            return .pending(migrations.map(\.name))
+        }
+        return try await pool.withConnection { connection in
+            try compare(
+                recorded: try await recordedChecksums(connection.query("SELECT name, checksum FROM schema_migrations")),
+                files: try await fileChecksums(connection))
+        }
+    }
+
+    private func applyPending(_ connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        try await connection.execute(unsafeSQL: """
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                name text PRIMARY KEY,
+                checksum text NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now()
+            )
+            """)
+        let recorded = try recordedChecksums(try await connection.query("SELECT name, checksum FROM schema_migrations"))
+        let names: [String]
+        switch try compare(recorded: recorded, files: try await fileChecksums(connection)) {
+        case .current: return []
+        case .changed(let name): throw MigrationError(migration: name, underlying: MigrationError.Edited())
+        case .pending(let pending): names = pending
+        }
+        for migration in migrations where names.contains(migration.name) {
+            logger.info("applying migration", metadata: ["migration": "\(migration.name)"])
+            try await connection.execute(unsafeSQL: "BEGIN")
+            do {
+                try await connection.execute(unsafeSQL: migration.sql)
+                try await connection.query("""
+                    INSERT INTO schema_migrations (name, checksum)
+                    VALUES (\(migration.name), encode(sha256(convert_to(\(migration.sql), 'UTF8')), 'hex'))
+                    """)
+                try await connection.execute(unsafeSQL: "COMMIT")
+            } catch {
+                _ = try? await connection.execute(unsafeSQL: "ROLLBACK")
+                throw MigrationError(migration: migration.name, underlying: error)
+            }
+        }
+        return names
+    }
+
+    private func recordedChecksums(_ rows: PostgresRows) throws -> [String: String] {
+        var recorded: [String: String] = [:]
+        for row in rows {
+            let (name, checksum) = try row.decode((String, String).self)
+            recorded[name] = checksum
+        }
+        return recorded
+    }
+
+    /// The files' SHA-256, computed by the server exactly as the INSERT above records it.
+    private func fileChecksums(_ connection: PostgresConnection) async throws -> [String] {
+        let rows = try await connection.query("""
+            SELECT encode(sha256(convert_to(file.sql, 'UTF8')), 'hex')
+            FROM unnest(\(migrations.map(\.sql))) WITH ORDINALITY AS file(sql, position)
+            ORDER BY file.position
+            """)
+        return try rows.map { try $0.decode(String.self, column: 0) }
+    }
+
+    private func compare(recorded: [String: String], files: [String]) throws -> Status {
+        var pending: [String] = []
+        for (migration, checksum) in zip(migrations, files) {
+            guard let recordedChecksum = recorded[migration.name] else {
+                pending.append(migration.name)
+                continue
+            }
+            if recordedChecksum != checksum { return .changed(migration.name) }
+        }
+        return pending.isEmpty ? .current : .pending(pending)
+    }
+}
+
+/// A migration failed to apply, or an applied one was edited.
+public struct MigrationError: Error, CustomStringConvertible {
+    public let migration: String
+    public let underlying: Error
+
+    /// The file changed after it was applied.
+    public struct Edited: Error, CustomStringConvertible {
+        public var description: String {
+            "the file was edited after it was applied; restore it and add a new migration instead"
+        }
+    }
+
+    public var description: String {
+        if let error = underlying as? PostgresError, error.kind == .server {
+            return "migration \(migration) failed: SQLSTATE \(error.sqlState ?? "?"): \(error.message)"
+        }
+        return "migration \(migration) failed: \(underlying)"
+    }
+}

@@ -1,0 +1,278 @@
+import Logging
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+/// A bounded pool of libpq connections with async acquire.
+///
+/// - At most `maxConnections` connections exist; callers past that wait in
+///   FIFO order, and fail with `PostgresError.Kind.poolTimeout` after
+///   `acquireTimeout` (the HTTP layer answers `503` with `Retry-After`).
+/// - Connections are opened lazily, checked without blocking before reuse and
+///   replaced when the server closed them (restart, `pg_terminate_backend`).
+/// - libpq runs on a thread pool of one thread per connection, so a slow
+///   query never holds up an event loop.
+/// - As a `Service` it closes every connection on graceful shutdown.
+public final class PostgresPool: Sendable, Service {
+    public struct Configuration: Sendable {
+        /// A `postgres://` URL or `key=value` conninfo.
+        public var conninfo: String
+        public var maxConnections: Int
+        public var acquireTimeout: Duration
+
+        public init(conninfo: String, maxConnections: Int = 10, acquireTimeout: Duration = .seconds(5)) {
+            self.conninfo = conninfo
+            self.maxConnections = maxConnections
+            self.acquireTimeout = acquireTimeout
+        }
+    }
+
+    /// A snapshot for metrics and tests.
+    public struct Statistics: Sendable, Equatable {
+        public var open: Int
+        public var inUse: Int
+        public var idle: Int
+        public var waiting: Int
+    }
+
+    public let configuration: Configuration
+    let threadPool: NIOThreadPool
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private enum Lease {
+        case reuse(LibPQConnection)
+        case open
+    }
+
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Lease, Error>
+        var timeout: Task<Void, Never>?
+    }
+
+    private struct State {
+        var idle: [LibPQConnection] = []
+        var open = 0
+        var inUse = 0
+        var waiters: [Waiter] = []
+        var nextWaiterID: UInt64 = 0
+        var closed = false
+    }
+
+    /// Creates the pool; no connection is opened until the first query.
+    public init(configuration: Configuration, logger: Logger = Logger(label: "postgres.pool")) throws {
+        precondition(configuration.maxConnections > 0, "a pool needs at least one connection")
+        try LibPQConnection.validate(conninfo: configuration.conninfo)
+        self.configuration = configuration
+        self.logger = logger
+        self.threadPool = NIOThreadPool(numberOfThreads: configuration.maxConnections)
+        self.threadPool.start()
+    }
+
+    deinit {
+        // close() shuts the threads down; a pool dropped without it still must not leak them.
+        threadPool.shutdownGracefully { _ in }
+    }
+
+    public var statistics: Statistics {
+        state.withLock { Statistics(open: $0.open, inUse: $0.inUse, idle: $0.idle.count, waiting: $0.waiters.count) }
+    }
+
+    /// Lends a connection to `body` and takes it back afterwards, whatever happens.
+    public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let handle = try await acquire()
+        let connection = PostgresConnection(handle: handle, threadPool: threadPool)
+        do {
+            let result = try await body(connection)
+            release(handle)
+            return result
+        } catch {
+            release(handle)
+            throw error
+        }
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// `settings` are set with `set_config(name, value, true)` first, so they last
+    /// exactly as long as the transaction (the tenant for row-level security).
+    public func withTransaction<T: Sendable>(
+        settings: [(String, String)] = [],
+        _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await withConnection { connection in
+            try await connection.execute(unsafeSQL: "BEGIN")
+            do {
+                for (name, value) in settings {
+                    try await connection.setTransactionSetting(name, to: value)
+                }
+                let result = try await body(connection)
+                try await connection.execute(unsafeSQL: "COMMIT")
+                return result
+            } catch {
+                // A broken connection cannot roll back; the pool discards it on release.
+                _ = try? await connection.execute(unsafeSQL: "ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// Runs one statement on any free connection.
+    @discardableResult
+    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
+        try await withConnection { try await $0.query(query) }
+    }
+
+    /// Service entry point: waits for graceful shutdown, then closes the pool.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await close()
+    }
+
+    /// Closes idle connections, fails waiters and stops the threads. Connections
+    /// still lent out are closed when they come back.
+    public func close() async {
+        let (idle, waiters) = state.withLock { state -> ([LibPQConnection], [Waiter]) in
+            state.closed = true
+            defer { state.idle = []; state.waiters = [] }
+            state.open -= state.idle.count
+            return (state.idle, state.waiters)
+        }
+        _ = idle  // released here: deinit calls PQfinish
+        for waiter in waiters {
+            waiter.timeout?.cancel()
+            waiter.continuation.resume(throwing: PostgresError(kind: .poolClosed, message: "the connection pool is shut down"))
+        }
+        try? await threadPool.shutdownGracefully()
+    }
+
+    // MARK: - Acquire and release
+
+    private func acquire() async throws -> LibPQConnection {
+        let lease: Lease
+        let immediate: Lease?? = state.withLock { state in
+            if state.closed { return .some(nil) }
+            if let connection = state.idle.popLast() {
+                state.inUse += 1
+                return .reuse(connection)
+            }
+            if state.open < configuration.maxConnections {
+                state.open += 1
+                state.inUse += 1
+                return .open
+            }
+            return nil
+        }
+        switch immediate {
+        case .some(.some(let granted)): lease = granted
+        case .some(.none): throw PostgresError(kind: .poolClosed, message: "the connection pool is shut down")
+        case .none: lease = try await wait()
+        }
+        return try await connect(lease)
+    }
+
+    /// Turns a lease into a working connection: a reused one is probed first,
+    /// and a dead one is replaced in the same slot.
+    private func connect(_ lease: Lease) async throws -> LibPQConnection {
+        if case .reuse(let connection) = lease, connection.probeIdle() {
+            return connection
+        }
+        if case .reuse = lease {
+            logger.info("replacing a closed database connection")
+        }
+        let conninfo = configuration.conninfo
+        do {
+            return try await threadPool.runIfActive { try LibPQConnection(conninfo: conninfo) }
+        } catch {
+            giveUpSlot()
+            if let error = error as? PostgresError { throw error }
+            throw PostgresError(kind: .poolClosed, message: "the connection pool is shut down")
+        }
+    }
+
+    private func wait() async throws -> Lease {
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        let timeout = configuration.acquireTimeout
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease, Error>) in
+                let outcome: Result<Lease, Error>? = state.withLock { state in
+                    if state.closed {
+                        return .failure(PostgresError(kind: .poolClosed, message: "the connection pool is shut down"))
+                    }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if let connection = state.idle.popLast() {
+                        state.inUse += 1
+                        return .success(.reuse(connection))
+                    }
+                    let timer = Task { [weak self] in
+                        try? await Task.sleep(for: timeout)
+                        guard !Task.isCancelled else { return }
+                        self?.failWaiter(id, with: PostgresError(
+                            kind: .poolTimeout, message: "no database connection became free within \(timeout)"))
+                    }
+                    state.waiters.append(Waiter(id: id, continuation: continuation, timeout: timer))
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) }
+            }
+        } onCancel: {
+            failWaiter(id, with: CancellationError())
+        }
+    }
+
+    private func failWaiter(_ id: UInt64, with error: Error) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
+        }
+        waiter?.timeout?.cancel()
+        waiter?.continuation.resume(throwing: error)
+    }
+
+    private func release(_ connection: LibPQConnection) {
+        let reusable = connection.isIdle
+        let handOff = state.withLock { state -> (Waiter, Lease)? in
+            if state.closed || !reusable {
+                state.open -= 1
+                state.inUse -= 1
+                // The slot is free again: let the first waiter open a fresh connection.
+                if !state.closed, !state.waiters.isEmpty {
+                    state.open += 1
+                    state.inUse += 1
+                    return (state.waiters.removeFirst(), .open)
+                }
+                return nil
+            }
+            if !state.waiters.isEmpty {
+                return (state.waiters.removeFirst(), .reuse(connection))
+            }
+            state.inUse -= 1
+            state.idle.append(connection)
+            return nil
+        }
+        if !reusable { logger.debug("discarding a database connection that is broken or inside a transaction") }
+        if let (waiter, lease) = handOff {
+            waiter.timeout?.cancel()
+            waiter.continuation.resume(returning: lease)
+        }
+    }
+
+    /// A connection could not be opened: free its slot, and let a waiter try in turn.
+    private func giveUpSlot() {
+        let handOff = state.withLock { state -> Waiter? in
+            state.open -= 1
+            state.inUse -= 1
+            guard !state.closed, !state.waiters.isEmpty else { return nil }
+            state.open += 1
+            state.inUse += 1
+            return state.waiters.removeFirst()
+        }
+        if let handOff {
+            handOff.timeout?.cancel()
+            handOff.continuation.resume(returning: .open)
+        }
+    }
+}

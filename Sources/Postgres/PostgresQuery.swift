@@ -1,0 +1,104 @@
+/// A SQL statement whose interpolated values travel as bound parameters.
+///
+/// `"SELECT * FROM users WHERE id = \(id) AND name = \(name)"` becomes
+/// `SELECT * FROM users WHERE id = $1 AND name = $2` with `id` and `name`
+/// sent separately; there is no way to splice a value into the SQL text
+/// except `\(unsafeSQL:)`, named to stand out in review and never used with input.
+/// Queries compose: `\(fragment)` or `+` joins two and renumbers their parameters.
+public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolation {
+    /// SQL text with a NUL where each parameter goes. NUL can never occur in a
+    /// statement libpq sends (it takes C strings), so it cannot clash with SQL text,
+    /// and composing fragments needs no renumbering until `sql` is rendered.
+    private var template: String
+    public private(set) var binds: [PostgresBind]
+    /// Whether the statement is prepared once per connection and reused.
+    /// Turn it off for statements whose best plan depends on the values
+    /// (`ILIKE` patterns, skewed filters): each run is then planned for its own values.
+    public var prepared: Bool = true
+
+    static let placeholder: Character = "\u{0}"
+
+    public init(stringLiteral value: String) {
+        precondition(!value.contains(Self.placeholder), "SQL text cannot contain NUL")
+        self.template = value
+        self.binds = []
+    }
+
+    public init(stringInterpolation: StringInterpolation) {
+        self.template = stringInterpolation.template
+        self.binds = stringInterpolation.binds
+    }
+
+    /// The SQL text with `$1`, `$2`, … in place of the values.
+    public var sql: String {
+        guard !binds.isEmpty else { return template }
+        var rendered = ""
+        rendered.reserveCapacity(template.utf8.count + binds.count * 3)
+        var number = 0
+        for character in template {
+            if character == Self.placeholder {
+                number += 1
+                rendered += "$\(number)"
+            } else {
+                rendered.append(character)
+            }
+        }
+        return rendered
+    }
+
+    /// Appends another query fragment; its parameters follow ours.
+    public mutating func append(_ other: PostgresQuery) {
+        template += other.template
+        binds += other.binds
+    }
+
+    public static func + (lhs: PostgresQuery, rhs: PostgresQuery) -> PostgresQuery {
+        var result = lhs
+        result.append(rhs)
+        return result
+    }
+
+    /// Builds SQL text and its parameters from an interpolated literal.
+    public struct StringInterpolation: StringInterpolationProtocol, Sendable {
+        public typealias StringLiteralType = String
+        var template: String
+        var binds: [PostgresBind]
+
+        public init(literalCapacity: Int, interpolationCount: Int) {
+            template = ""
+            template.reserveCapacity(literalCapacity + interpolationCount)
+            binds = []
+            binds.reserveCapacity(interpolationCount)
+        }
+
+        public mutating func appendLiteral(_ literal: String) {
+            precondition(!literal.contains(PostgresQuery.placeholder), "SQL text cannot contain NUL")
+            template += literal
+        }
+
+        /// A value, sent as a bound parameter.
+        public mutating func appendInterpolation<Value: PostgresEncodable>(_ value: Value) {
+            binds.append(value.postgresBind)
+            template.append(PostgresQuery.placeholder)
+        }
+
+        /// An optional value; `nil` is sent as NULL.
+        public mutating func appendInterpolation<Value: PostgresEncodable>(_ value: Value?) {
+            binds.append(value?.postgresBind ?? PostgresBind(oid: Value.postgresTypeOID, value: .null))
+            template.append(PostgresQuery.placeholder)
+        }
+
+        /// Raw SQL text. Never pass input here: only program constants such as
+        /// an ORDER BY direction chosen by a switch.
+        public mutating func appendInterpolation(unsafeSQL text: String) {
+            precondition(!text.contains(PostgresQuery.placeholder), "SQL text cannot contain NUL")
+            template += text
+        }
+
+        /// Another fragment, with its parameters numbered after ours.
+        public mutating func appendInterpolation(_ fragment: PostgresQuery) {
+            template += fragment.template
+            binds += fragment.binds
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Text form of `timestamptz` as sessions of this layer see it (`DateStyle=ISO`,
+/// `TimeZone=UTC`, set at connect): `2026-11-21 09:30:00.123456+00`.
+/// Hand-written because Foundation's formatters are slow and allocate per call.
+enum PostgresTimestamp {
+    static func format(_ date: Date) -> String {
+        let interval = date.timeIntervalSince1970
+        var seconds = Int(interval.rounded(.down))
+        var micros = Int(((interval - Double(seconds)) * 1_000_000).rounded())
+        if micros >= 1_000_000 { seconds += 1; micros -= 1_000_000 }
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(
+            format: "%04d-%02d-%02d %02d:%02d:%02d.%06d+00",
+            Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), micros)
+    }
+
+    /// Parses `YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM]]`; `infinity` is refused.
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> Date? {
+        var index = 0
+        func number(_ width: Int) -> Int? {
+            guard index + width <= bytes.count else { return nil }
+            var value = 0
+            for offset in 0..<width {
+                let byte = bytes[index + offset]
+                guard byte >= 48, byte <= 57 else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            index += width
+            return value
+        }
+        func expect(_ byte: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), expect(45), let month = number(2), expect(45), let day = number(2),
+            expect(32), let hour = number(2), expect(58), let minute = number(2), expect(58),
+            let second = number(2)
+        else { return nil }
+        var fraction = 0.0
+        if index < bytes.count, bytes[index] == 46 {
+            index += 1
+            var scale = 0.1
+            while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 {
+                fraction += Double(bytes[index] - 48) * scale
+                scale /= 10
+                index += 1
+            }
+        }
+        var offsetSeconds = 0
+        if index < bytes.count {
+            let sign = bytes[index]
+            guard sign == 43 || sign == 45 else { return nil }
+            index += 1
+            guard let offsetHours = number(2) else { return nil }
+            var offsetMinutes = 0
+            if expect(58), let minutes = number(2) { offsetMinutes = minutes }
+            offsetSeconds = (offsetHours * 3600 + offsetMinutes * 60) * (sign == 45 ? -1 : 1)
+        }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(second)
+        let epoch = timegm(&parts)
+        return Date(timeIntervalSince1970: Double(epoch - offsetSeconds) + fraction)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Postgres
+import Testing
+
+@Suite(.timeLimit(.minutes(1))) struct ErrorTests {
+    @Test func injectionIsStoredVerbatimAndTheTableSurvives() async throws {
+        try await withPool { pool in
+            let table = TestDatabase.uniqueName("injection")
+            try await pool.query("CREATE TABLE \(unsafeSQL: table) (value text)")
+            let hostile = ["'; DROP TABLE \(table); --", "\\'; DROP TABLE \(table); --", "$1", "\u{2019}; SELECT 1"]
+            for value in hostile {
+                try await pool.query("INSERT INTO \(unsafeSQL: table) (value) VALUES (\(value))")
+            }
+            let rows = try await pool.query("SELECT value FROM \(unsafeSQL: table) ORDER BY value")
+            #expect(Set(try rows.map { try $0.decode(String.self, column: 0) }) == Set(hostile))
+            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+        }
+    }
+
+    @Test func uniqueViolationCarriesSQLStateAndConstraint() async throws {
+        try await withPool { pool in
+            let table = TestDatabase.uniqueName("unique")
+            try await pool.query("CREATE TABLE \(unsafeSQL: table) (name text CONSTRAINT \(unsafeSQL: table)_name_key UNIQUE)")
+            try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (\("alice"))")
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (\("alice"))")
+            }
+            #expect(error?.sqlState == "23505")
+            #expect(error?.constraintName == "\(table)_name_key")
+            #expect(error?.tableName == table)
+            #expect(error?.isUniqueViolation(constraint: "\(table)_name_key") == true)
+            // The description never quotes the offending value.
+            #expect(error.map { !String(describing: $0).contains("alice") } == true)
+            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+        }
+    }
+
+    @Test func syntaxErrorIs42601AndTheConnectionStaysUsable() async throws {
+        try await withPool(maxConnections: 1) { pool in
+            let error = await #expect(throws: PostgresError.self) { try await pool.query("SELEKT 1") }
+            #expect(error?.sqlState == "42601")
+            #expect(error?.kind == .server)
+            let one = try await pool.scalar("SELECT 1::int8", as: Int.self)
+            #expect(one == 1)
+        }
+    }
+
+    @Test func decodingTheWrongTypeNamesTheColumn() async throws {
+        try await withPool { pool in
+            let rows = try await pool.query("SELECT 'text'::text AS greeting, NULL::int8 AS nothing")
+            let wrongType = #expect(throws: PostgresError.self) { try rows[0].decode(Int.self, column: 0) }
+            #expect(wrongType?.kind == .decoding)
+            #expect(wrongType?.columnName == "greeting")
+            #expect(wrongType.map { String(describing: $0).contains("greeting") } == true)
+            let null = #expect(throws: PostgresError.self) { try rows[0].decode((String, Int).self) }
+            #expect(null?.columnName == "nothing")
+        }
+    }
+
+    @Test func transactionsCommitOrRollBack() async throws {
+        try await withPool { pool in
+            let table = TestDatabase.uniqueName("tx")
+            try await pool.query("CREATE TABLE \(unsafeSQL: table) (value int8)")
+            struct Boom: Error {}
+            await #expect(throws: Boom.self) {
+                try await pool.withTransaction { connection in
+                    try await connection.query("INSERT INTO \(unsafeSQL: table) VALUES (\(1))")
+                    throw Boom()
+                }
+            }
+            let setting = try await pool.withTransaction(settings: [("app.test_value", "42")]) { connection in
+                try await connection.query("INSERT INTO \(unsafeSQL: table) VALUES (\(2))")
+                return try await connection.query("SELECT current_setting('app.test_value')")[0].decode(String.self, column: 0)
+            }
+            #expect(setting == "42")
+            let values = try await pool.query("SELECT value FROM \(unsafeSQL: table)").map { try $0.decode(Int.self, column: 0) }
+            #expect(values == [2])
+            // The setting lasted only as long as its transaction, on every pooled connection.
+            for _ in 0..<4 {
+                let after = try await pool.query("SELECT coalesce(current_setting('app.test_value', true), '')")
+                #expect(try after[0].decode(String.self, column: 0) == "")
+            }
+            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Postgres
+import Synchronization
+import Testing
+
+@Suite(.timeLimit(.minutes(1))) struct PoolTests {
+    @Test func twoHundredConcurrentQueriesThroughFourConnections() async throws {
+        try await withPool(maxConnections: 4, acquireTimeout: .seconds(30)) { pool in
+            let results = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        let rows = try await pool.query("SELECT \(index)::int8 FROM pg_sleep(0.002)")
+                        return try rows[0].decode(Int.self, column: 0)
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(results.sorted() == Array(0..<200))
+            let statistics = pool.statistics
+            #expect(statistics.open <= 4)
+            #expect(statistics.inUse == 0)
+            #expect(statistics.waiting == 0)
+        }
+    }
+
+    @Test func acquireTimesOutWhileEveryConnectionIsHeld() async throws {
+        try await withPool(maxConnections: 1, acquireTimeout: .milliseconds(200)) { pool in
+            let holding = AsyncStream.makeStream(of: Void.self)
+            let release = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await pool.withConnection { _ in
+                    holding.continuation.yield()
+                    for await _ in release.stream { break }
+                }
+            }
+            for await _ in holding.stream { break }
+            let started = ContinuousClock.now
+            let error = await #expect(throws: PostgresError.self) { try await pool.query("SELECT 1") }
+            #expect(error?.kind == .poolTimeout)
+            #expect(error?.isUnavailable == true)
+            #expect(ContinuousClock.now - started >= .milliseconds(190))
+            release.continuation.yield()
+            try await holder.value
+            // Once released, the connection serves again.
+            #expect(try await pool.scalar("SELECT 1::int8", as: Int.self) == 1)
+        }
+    }
+
+    @Test func cancelledWaiterLeavesTheQueue() async throws {
+        try await withPool(maxConnections: 1, acquireTimeout: .seconds(30)) { pool in
+            let holding = AsyncStream.makeStream(of: Void.self)
+            let release = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await pool.withConnection { _ in
+                    holding.continuation.yield()
+                    for await _ in release.stream { break }
+                }
+            }
+            for await _ in holding.stream { break }
+            let waiter = Task { try await pool.query("SELECT 1") }
+            while pool.statistics.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            waiter.cancel()
+            await #expect(throws: CancellationError.self) { try await waiter.value }
+            #expect(pool.statistics.waiting == 0)
+            release.continuation.yield()
+            try await holder.value
+        }
+    }
+
+    @Test func connectionsTerminatedByTheServerAreReplaced() async throws {
+        try await withPool(maxConnections: 2) { pool in
+            let pids = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<2 {
+                    group.addTask { try await pool.scalar("SELECT pg_backend_pid()::int8 FROM pg_sleep(0.05)", as: Int.self) }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            // Kill both idle backends from a separate connection.
+            try await withPool(maxConnections: 1) { killer in
+                try await killer.query("SELECT pg_terminate_backend(pid::int4) FROM unnest(\(pids)::int8[]) AS pid")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            for _ in 0..<4 {
+                #expect(try await pool.scalar("SELECT 1::int8", as: Int.self) == 1)
+            }
+        }
+    }
+
+    @Test func serverRestartIsSurvivedWithoutRestartingThePool() async throws {
+        // A cluster of its own, so restarting it does not disturb the tests running beside this one.
+        let command = try TestDatabase.environment("LR_TEST_POSTGRES_RESTART")
+        let pool = try PostgresPool(configuration: .init(
+            conninfo: try TestDatabase.environment("LR_TEST_RESTART_DATABASE_URL"), maxConnections: 2))
+        do {
+            let before = try await pool.scalar("SELECT 1::int8", as: Int.self)
+            #expect(before == 1)
+            let status = await runShell(command)
+            #expect(status == 0)
+            let after = try await pool.scalar("SELECT 2::int8", as: Int.self)
+            #expect(after == 2)
+        } catch {
+            await pool.close()
+            throw error
+        }
+        await pool.close()
+    }
+
+    @Test func unreachableServerFailsAsUnavailable() async throws {
+        let pool = try PostgresPool(configuration: .init(
+            conninfo: "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", maxConnections: 1))
+        let error = await #expect(throws: PostgresError.self) { try await pool.query("SELECT 1") }
+        #expect(error?.kind == .connectionFailed)
+        #expect(error?.isUnavailable == true)
+        await pool.close()
+    }
+
+    @Test func invalidConnectionStringIsRefusedAtCreation() {
+        #expect(throws: PostgresError.self) {
+            _ = try PostgresPool(configuration: .init(conninfo: "host=x bogus_option=1"))
+        }
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct ListenerTests {
+    @Test func notificationSentOnOneConnectionArrivesOnTheListener() async throws {
+        let channel = TestDatabase.uniqueName("channel")
+        let listener = PostgresListener(conninfo: try TestDatabase.ownerURL(), channels: [channel])
+        try await withPool { pool in
+            var iterator = listener.makeAsyncIterator()
+            #expect(await iterator.next() == .connected)
+            try await pool.notify(channel: channel, payload: "hello 👋")
+            guard case .notification(let notification) = await iterator.next() else {
+                Issue.record("expected a notification")
+                return
+            }
+            #expect(notification.channel == channel)
+            #expect(notification.payload == "hello 👋")
+        }
+    }
+
+    @Test func listenerReconnectsAfterItsBackendIsTerminated() async throws {
+        let channel = TestDatabase.uniqueName("channel")
+        let listener = PostgresListener(conninfo: try TestDatabase.ownerURL(), channels: [channel])
+        try await withPool { pool in
+            var iterator = listener.makeAsyncIterator()
+            #expect(await iterator.next() == .connected)
+            try await pool.query("""
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE query = \("LISTEN \"\(channel)\"") AND pid <> pg_backend_pid()
+                """)
+            #expect(await iterator.next() == .connected)
+            try await pool.notify(channel: channel, payload: "after")
+            guard case .notification(let notification) = await iterator.next() else {
+                Issue.record("expected a notification after reconnecting")
+                return
+            }
+            #expect(notification.payload == "after")
+        }
+    }
+}

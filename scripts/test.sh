@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The test command (`make test`): installs what is missing, starts a throwaway
+# PostgreSQL cluster on a free port, runs `swift test` against it, and stops
+# the cluster afterwards, also on failure or Ctrl-C. Extra arguments go to `swift test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+
+# Two clusters: the one every test uses, and a second one that a test restarts
+# to prove the pool survives it, without disturbing the tests running beside it.
+DIR=$(mktemp -d /tmp/landmark-remark-test.XXXXXX)
+RESTART_DIR=$(mktemp -d /tmp/landmark-remark-restart.XXXXXX)
+chmod 755 "$DIR" "$RESTART_DIR"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+cleanup() {
+    scripts/postgres.sh stop "$DIR" || true
+    scripts/postgres.sh stop "$RESTART_DIR" || true
+    rm -rf "$DIR" "$RESTART_DIR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# fsync off: a throwaway cluster does not need durability, and tests run faster.
+LR_PG_FSYNC=off scripts/postgres.sh start "$DIR" "$(free_port)"
+LR_PG_FSYNC=off scripts/postgres.sh start "$RESTART_DIR" "$(free_port)"
+while IFS='=' read -r name value; do
+    export "${name/LR_/LR_TEST_}=$value"
+done < <(scripts/postgres.sh env "$DIR")
+LR_TEST_RESTART_DATABASE_URL=$(scripts/postgres.sh env "$RESTART_DIR" | sed -n 's/^LR_MIGRATE_DATABASE_URL=//p')
+export LR_TEST_RESTART_DATABASE_URL
+export LR_TEST_POSTGRES_RESTART="$PWD/scripts/postgres.sh restart $RESTART_DIR"
+
+swift build --build-tests
+swift test --skip-build "$@"
