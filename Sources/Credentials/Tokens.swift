@@ -1,0 +1,79 @@
+import CCrypto
+
+/// Random bearer tokens, SHA-256 digests and constant-time comparison.
+///
+/// The server hands out `prefix + base64url(32 random bytes)` and stores only
+/// the SHA-256 of the token, so a database leak does not leak usable tokens.
+public enum Tokens {
+    /// Number of random bytes in a token (256 bits).
+    public static let randomByteCount = 32
+
+    /// Returns `prefix` followed by the unpadded base64url of 32 bytes from
+    /// OpenSSL's CSPRNG (43 characters).
+    public static func randomToken(prefix: String) -> String {
+        prefix + Base64URL.encode(randomBytes(count: randomByteCount))
+    }
+
+    /// Returns `count` bytes from `RAND_bytes`.
+    ///
+    /// Stops the process if the CSPRNG fails: continuing would hand out
+    /// predictable tokens and salts, which is worse than crashing.
+    public static func randomBytes(count: Int) -> [UInt8] {
+        precondition(count >= 0 && count <= Int(Int32.max), "invalid random byte count \(count)")
+        var bytes = [UInt8](repeating: 0, count: count)
+        guard count > 0 else { return bytes }
+        let status = bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32($0.count)) }
+        guard status == 1 else {
+            fatalError("RAND_bytes failed: \(OpenSSLError.drainQueue())")
+        }
+        return bytes
+    }
+
+    /// SHA-256 of `bytes` (32 bytes).
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let status = bytes.withUnsafeBytes { input in
+            digest.withUnsafeMutableBufferPointer { output in
+                // EVP_Digest accepts a NULL data pointer when the count is 0.
+                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
+            }
+        }
+        // SHA-256 with the built-in provider cannot fail short of memory
+        // corruption or a broken OpenSSL installation.
+        guard status == 1, length == 32 else {
+            fatalError("EVP_Digest(SHA-256) failed: \(OpenSSLError.drainQueue())")
+        }
+        return Array(digest.prefix(Int(length)))
+    }
+
+    /// SHA-256 of the UTF-8 of `string`.
+    public static func sha256(_ string: String) -> [UInt8] {
+        sha256(Array(string.utf8))
+    }
+
+    /// Lowercase hexadecimal of `bytes`.
+    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var output: [UInt8] = []
+        for byte in bytes {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Compares two byte strings in time that depends only on their length
+    /// (`CRYPTO_memcmp`), so comparing a secret leaks nothing about where it
+    /// differs. Different lengths return false at once; lengths are not secret
+    /// here (digests and keys have fixed sizes).
+    public static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        guard !lhs.isEmpty else { return true }
+        return lhs.withUnsafeBytes { a in
+            rhs.withUnsafeBytes { b in
+                CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0
+            }
+        }
+    }
+}
