@@ -1,0 +1,98 @@
+import Credentials
+import Foundation
+import Logging
+
+/// Every setting of the service, read once from `LR_*` environment variables
+/// and validated at start: a bad value stops the service with a message naming it.
+/// `.env.example` documents each with its default.
+public struct AppConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var databaseURL = ""
+    public var migrateDatabaseURL = ""
+    public var poolSize = 10
+    public var poolAcquireTimeout: Duration = .seconds(5)
+    public var migrationsDirectory = "sql/migrations"
+    public var bodyLimitBytes = 64 * 1024
+    public var accessTokenLifetime = 3600
+    public var refreshTokenLifetime = 30 * 24 * 3600
+    /// A retired refresh token presented again within this many seconds gets a fresh pair.
+    public var refreshGraceSeconds = 10
+    public var scrypt = ScryptParameters.owaspDefault
+    public var hashConcurrency = ProcessInfo.processInfo.activeProcessorCount
+    public var hashQueueTimeout: Duration = .seconds(5)
+    public var trustedProxies = TrustedProxies.none
+    /// Failed logins for one username before `429`, and the same per client address.
+    public var loginFailuresPerUser = 5
+    public var loginFailuresPerAddress = 50
+    public var logLevel = Logger.Level.info
+
+    public init() {}
+
+    /// Reads the settings; throws `ConfigurationError` naming the first bad one.
+    public init(environment: [String: String]) throws {
+        let reader = EnvironmentReader(environment: environment)
+        host = reader.string("LR_HOST", default: host)
+        port = try reader.integer("LR_PORT", default: port, range: 1...65535)
+        databaseURL = reader.string("LR_DATABASE_URL", default: "")
+        migrateDatabaseURL = reader.string("LR_MIGRATE_DATABASE_URL", default: databaseURL)
+        poolSize = try reader.integer("LR_DB_POOL_SIZE", default: poolSize, range: 1...500)
+        poolAcquireTimeout = .milliseconds(try reader.integer("LR_DB_ACQUIRE_TIMEOUT_MS", default: 5000, range: 1...600_000))
+        migrationsDirectory = reader.string("LR_MIGRATIONS_DIR", default: migrationsDirectory)
+        bodyLimitBytes = try reader.integer("LR_BODY_LIMIT_BYTES", default: bodyLimitBytes, range: 1024...(16 << 20))
+        accessTokenLifetime = try reader.integer("LR_ACCESS_TOKEN_TTL_SECONDS", default: accessTokenLifetime, range: 1...(7 * 86400))
+        refreshTokenLifetime = try reader.integer("LR_REFRESH_TOKEN_TTL_SECONDS", default: refreshTokenLifetime, range: 60...(365 * 86400))
+        refreshGraceSeconds = try reader.integer("LR_REFRESH_GRACE_SECONDS", default: refreshGraceSeconds, range: 0...300)
+        scrypt = ScryptParameters(
+            logN: try reader.integer("LR_SCRYPT_LOG_N", default: scrypt.logN, range: 1...ScryptParameters.maximumLogN),
+            r: try reader.integer("LR_SCRYPT_R", default: scrypt.r, range: 1...ScryptParameters.maximumR),
+            p: try reader.integer("LR_SCRYPT_P", default: scrypt.p, range: 1...ScryptParameters.maximumP))
+        do { try scrypt.validate() } catch { throw ConfigurationError(variable: "LR_SCRYPT_LOG_N", message: "\(error)") }
+        hashConcurrency = try reader.integer("LR_HASH_CONCURRENCY", default: hashConcurrency, range: 1...256)
+        hashQueueTimeout = .milliseconds(try reader.integer("LR_HASH_QUEUE_TIMEOUT_MS", default: 5000, range: 1...600_000))
+        let proxies = reader.string("LR_TRUSTED_PROXIES", default: "")
+        guard let parsed = TrustedProxies(list: proxies) else {
+            throw ConfigurationError(variable: "LR_TRUSTED_PROXIES", message: "must be a comma-separated list of IP addresses or CIDR ranges")
+        }
+        trustedProxies = parsed
+        loginFailuresPerUser = try reader.integer("LR_LOGIN_FAILURES_PER_USER", default: loginFailuresPerUser, range: 1...1000)
+        loginFailuresPerAddress = try reader.integer("LR_LOGIN_FAILURES_PER_ADDRESS", default: loginFailuresPerAddress, range: 1...100_000)
+        let level = reader.string("LR_LOG_LEVEL", default: "info")
+        guard let parsedLevel = Logger.Level(rawValue: level) else {
+            throw ConfigurationError(variable: "LR_LOG_LEVEL", message: "must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        logLevel = parsedLevel
+    }
+
+    /// The database URL the service needs; serving without one is a configuration error.
+    public func requireDatabaseURL() throws -> String {
+        guard !databaseURL.isEmpty else {
+            throw ConfigurationError(variable: "LR_DATABASE_URL", message: "is required (a postgres:// URL or key=value conninfo)")
+        }
+        return databaseURL
+    }
+}
+
+/// A setting with a bad value; the message names the variable and what it must be.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let variable: String
+    public let message: String
+    public var description: String { "\(variable) \(message)" }
+}
+
+private struct EnvironmentReader {
+    let environment: [String: String]
+
+    func string(_ name: String, default value: String) -> String {
+        guard let text = environment[name], !text.isEmpty else { return value }
+        return text
+    }
+
+    func integer(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let text = environment[name], !text.isEmpty else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw ConfigurationError(variable: name, message: "must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+        }
+        return number
+    }
+}

@@ -1,0 +1,106 @@
+import Hummingbird
+
+/// A failure the client should hear about, rendered as RFC 9457 problem details
+/// by `ProblemMiddleware`. `code` is the stable, machine-readable name from API.md.
+public struct AppError: Error, Sendable, Equatable {
+    public struct FieldError: Sendable, Equatable, Encodable {
+        public let field: String
+        public let message: String
+    }
+
+    public var status: HTTPResponse.Status
+    public var code: String
+    public var title: String
+    public var detail: String
+    public var errors: [FieldError]
+    /// Seconds, for `429` and `503`.
+    public var retryAfter: Int?
+
+    public init(
+        _ status: HTTPResponse.Status, code: String, title: String, detail: String,
+        errors: [FieldError] = [], retryAfter: Int? = nil
+    ) {
+        self.status = status
+        self.code = code
+        self.title = title
+        self.detail = detail
+        self.errors = errors
+        self.retryAfter = retryAfter
+    }
+
+    public static func malformed(_ detail: String) -> AppError {
+        AppError(.badRequest, code: "malformed_request", title: "Malformed request", detail: detail)
+    }
+
+    public static func validation(_ errors: [FieldError]) -> AppError {
+        let detail = errors.map { "\($0.field) \($0.message)" }.joined(separator: "; ")
+        return AppError(.unprocessableContent, code: "validation_failed", title: "Validation failed", detail: detail, errors: errors)
+    }
+
+    public static func validation(field: String, _ message: String) -> AppError {
+        validation([FieldError(field: field, message: message)])
+    }
+
+    public static let unauthenticated = AppError(
+        .unauthorized, code: "unauthenticated", title: "Unauthenticated",
+        detail: "a valid access token is required (Authorization: Bearer …)")
+
+    public static let invalidCredentials = AppError(
+        .unauthorized, code: "invalid_credentials", title: "Invalid credentials",
+        detail: "the username or password is wrong")
+
+    public static let refreshTokenInvalid = AppError(
+        .unauthorized, code: "refresh_token_invalid", title: "Refresh token invalid",
+        detail: "the refresh token is unknown, expired or revoked")
+
+    public static let refreshTokenReused = AppError(
+        .unauthorized, code: "refresh_token_reused", title: "Refresh token reused",
+        detail: "a retired refresh token was presented again; the session has been ended")
+
+    public static func forbidden(_ detail: String) -> AppError {
+        AppError(.forbidden, code: "forbidden", title: "Forbidden", detail: detail)
+    }
+
+    public static let tenantMismatch = AppError(
+        .forbidden, code: "tenant_mismatch", title: "Tenant mismatch",
+        detail: "X-Tenant names a tenant other than the access token's")
+
+    public static func notFound(_ what: String) -> AppError {
+        AppError(.notFound, code: "not_found", title: "Not found", detail: "\(what) not found")
+    }
+
+    public static let tenantNotFound = AppError(
+        .notFound, code: "tenant_not_found", title: "Tenant not found", detail: "X-Tenant names no active tenant")
+
+    public static let usernameTaken = AppError(
+        .conflict, code: "username_taken", title: "Username taken", detail: "that username is already in use",
+        errors: [FieldError(field: "username", message: "is already in use")])
+
+    public static let emailTaken = AppError(
+        .conflict, code: "email_taken", title: "Email taken", detail: "that email is already in use",
+        errors: [FieldError(field: "email", message: "is already in use")])
+
+    public static let payloadTooLarge = AppError(
+        .contentTooLarge, code: "payload_too_large", title: "Payload too large",
+        detail: "the request body is larger than the server accepts")
+
+    public static let unsupportedMediaType = AppError(
+        .unsupportedMediaType, code: "unsupported_media_type", title: "Unsupported media type",
+        detail: "the request body must be application/json")
+
+    public static func rateLimited(retryAfter: Int) -> AppError {
+        AppError(
+            .tooManyRequests, code: "rate_limited", title: "Too many requests",
+            detail: "too many attempts; retry after \(retryAfter) seconds", retryAfter: retryAfter)
+    }
+
+    public static let internalError = AppError(
+        .internalServerError, code: "internal", title: "Internal error",
+        detail: "something went wrong on our side; the request id identifies it in our logs")
+
+    public static func unavailable(retryAfter: Int = 2) -> AppError {
+        AppError(
+            .serviceUnavailable, code: "unavailable", title: "Service unavailable",
+            detail: "the service is temporarily overloaded or cannot reach its database", retryAfter: retryAfter)
+    }
+}

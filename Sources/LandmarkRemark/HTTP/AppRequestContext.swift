@@ -1,0 +1,37 @@
+import Hummingbird
+import NIOCore
+
+/// Per-request state shared between middleware and handlers.
+public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The TCP peer; `ClientAddress` decides whether to believe `X-Forwarded-For` on top of it.
+    public let remoteAddress: SocketAddress?
+    /// The value echoed in `X-Request-Id` and written to every log line.
+    public var requestID: String = ""
+    /// Set by `Authenticator` on routes that need an access token.
+    public var identity: Identity?
+    /// The client address after trusted-proxy resolution, set by `ProblemMiddleware`.
+    public var clientAddress: String = "unknown"
+    /// Filled in once the tenant is known, for the request's log line.
+    var tenantTag = TenantTag()
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The authenticated caller; handlers behind `Authenticator` can rely on it.
+    public func requireIdentity() throws -> Identity {
+        guard let identity else { throw AppError.unauthenticated }
+        return identity
+    }
+}
+
+/// Who is calling: resolved from the access token.
+public struct Identity: Sendable {
+    public let tenantID: Int64
+    public let tenantSlug: String
+    public let userID: Int64
+    public let username: String
+    public let sessionID: Int64
+}

@@ -1,0 +1,127 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Postgres
+import Synchronization
+
+/// The outermost middleware: gives every request its id, resolves the client
+/// address, turns every error into problem details, and writes the one log
+/// line per request. Nothing leaves the service except through here.
+struct ProblemMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+
+    let trustedProxies: TrustedProxies
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        var context = context
+        context.requestID = Self.requestID(from: request.headers[.requestID])
+        context.logger[metadataKey: "request_id"] = .string(context.requestID)
+        let peer = context.remoteAddress?.ipAddress ?? "unknown"
+        context.clientAddress = trustedProxies.clientAddress(peer: peer, forwardedFor: request.headers[.xForwardedFor])
+        let tenant = TenantTag()
+        context.tenantTag = tenant
+
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            response = render(error, request: request, context: context)
+        }
+        response.headers[.requestID] = context.requestID
+
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        context.logger.info("request", metadata: [
+            "method": .string(request.method.rawValue),
+            "route": .string(context.endpointPath ?? "unmatched"),
+            "status": .stringConvertible(response.status.code),
+            "tenant": .string(tenant.value ?? "-"),
+            "client": .string(context.clientAddress),
+            "duration_ms": .string(String(format: "%.2f", milliseconds)),
+        ])
+        return response
+    }
+
+    /// Maps any error to problem details; unexpected ones are logged once, in full, and answered without internals.
+    func render(_ error: Error, request: Request, context: Context) -> Response {
+        let problem: AppError
+        switch error {
+        case let error as AppError:
+            problem = error
+        case let error as HTTPError:
+            problem = Self.problem(for: error)
+        case let error as PostgresError where error.isUnavailable:
+            context.logger.warning("database unavailable", metadata: ["error": .string(String(reflecting: error))])
+            problem = .unavailable()
+        case is CancellationError:
+            problem = .unavailable()
+        default:
+            context.logger.error("unexpected error", metadata: ["error": .string(String(reflecting: error))])
+            problem = .internalError
+        }
+        return Self.response(for: problem, requestID: context.requestID)
+    }
+
+    static func response(for problem: AppError, requestID: String) -> Response {
+        let body = ProblemBody(
+            type: "https://landmark-remark.dev/problems/\(problem.code.replacingOccurrences(of: "_", with: "-"))",
+            title: problem.title, status: Int(problem.status.code), code: problem.code, detail: problem.detail,
+            errors: problem.errors.isEmpty ? nil : problem.errors, requestId: requestID)
+        var headers: HTTPFields = [:]
+        if let retryAfter = problem.retryAfter { headers[.retryAfter] = String(retryAfter) }
+        var response = (try? Response.json(body, status: problem.status, headers: headers)) ?? Response(status: problem.status)
+        response.headers[.contentType] = "application/problem+json"
+        return response
+    }
+
+    /// Hummingbird's own errors (no route, body too large, bad method) in our vocabulary.
+    static func problem(for error: HTTPError) -> AppError {
+        switch error.status {
+        case .notFound: return .notFound("route")
+        case .contentTooLarge: return .payloadTooLarge
+        case .methodNotAllowed:
+            return AppError(.methodNotAllowed, code: "method_not_allowed", title: "Method not allowed", detail: "this path does not accept that method")
+        case .unsupportedMediaType: return .unsupportedMediaType
+        case .badRequest: return .malformed(error.body ?? "the request is malformed")
+        default:
+            return AppError(error.status, code: "http_\(error.status.code)", title: error.status.reasonPhrase, detail: error.body ?? error.status.reasonPhrase)
+        }
+    }
+
+    /// Keeps a client's id when it is a sane token, so it can be traced end to end; else makes one.
+    static func requestID(from header: String?) -> String {
+        if let header, !header.isEmpty, header.utf8.count <= 128,
+            header.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+        {
+            return header
+        }
+        var generator = SystemRandomNumberGenerator()
+        return String(format: "%016llx%016llx", generator.next() as UInt64, generator.next() as UInt64)
+    }
+}
+
+struct ProblemBody: Encodable {
+    let type: String
+    let title: String
+    let status: Int
+    let code: String
+    let detail: String
+    let errors: [AppError.FieldError]?
+    let requestId: String
+}
+
+/// Lets inner layers tell the log line which tenant the request belonged to.
+final class TenantTag: Sendable {
+    private let slug = Mutex<String?>(nil)
+    var value: String? { slug.withLock { $0 } }
+    func set(_ value: String) { slug.withLock { $0 = value } }
+}
+
+extension HTTPField.Name {
+    static let requestID = Self("X-Request-Id")!
+    static let xForwardedFor = Self("X-Forwarded-For")!
+    static let xTenant = Self("X-Tenant")!
+    static let idempotencyKey = Self("Idempotency-Key")!
+}

@@ -1,0 +1,52 @@
+import Hummingbird
+import Postgres
+import Prometheus
+
+/// `/healthz`, `/readyz` and `/metrics`: for load balancers, orchestrators and Prometheus.
+struct OperationsController {
+    let services: AppServices
+    let registry: PrometheusCollectorRegistry
+
+    func register(on router: Router<AppRequestContext>) {
+        router.get("healthz") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
+        router.get("readyz", use: ready)
+        router.get("metrics", use: metrics)
+    }
+
+    /// Ready when the database answers and every migration this build knows is applied.
+    @Sendable func ready(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let status: PostgresMigrator.Status
+        do {
+            status = try await services.migrator.status(pool: services.pool)
+        } catch {
+            context.logger.warning("readiness check failed", metadata: ["error": .string(String(reflecting: error))])
+            throw AppError.unavailable()
+        }
+        switch status {
+        case .current:
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
+        case .pending(let names):
+            throw AppError(.serviceUnavailable, code: "unavailable", title: "Service unavailable",
+                           detail: "migrations pending: \(names.joined(separator: ", "))", retryAfter: 5)
+        case .changed(let name):
+            throw AppError(.serviceUnavailable, code: "unavailable", title: "Service unavailable",
+                           detail: "applied migration \(name) differs from this build's file", retryAfter: 5)
+        }
+    }
+
+    @Sendable func metrics(_ request: Request, context: AppRequestContext) async throws -> Response {
+        // Pool figures are read at scrape time rather than kept up to date on every checkout.
+        let statistics = services.pool.statistics
+        registry.makeGauge(descriptor: .init(metricName: "lr_db_pool_open", unitName: "", helpText: "Database connections open")).set(Int64(statistics.open))
+        registry.makeGauge(descriptor: .init(metricName: "lr_db_pool_in_use", unitName: "", helpText: "Database connections lent out")).set(Int64(statistics.inUse))
+        registry.makeGauge(descriptor: .init(metricName: "lr_db_pool_idle", unitName: "", helpText: "Database connections idle")).set(Int64(statistics.idle))
+        registry.makeGauge(descriptor: .init(metricName: "lr_db_pool_waiting", unitName: "", helpText: "Requests waiting for a database connection")).set(Int64(statistics.waiting))
+        registry.makeGauge(descriptor: .init(metricName: "lr_password_hashing_in_flight", unitName: "", helpText: "scrypt operations running")).set(Int64(services.hashing.inFlight))
+        registry.makeGauge(descriptor: .init(metricName: "lr_password_hashing_waiting", unitName: "", helpText: "scrypt operations queued")).set(Int64(services.hashing.waiting))
+        var buffer = [UInt8]()
+        registry.emit(into: &buffer)
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
+    }
+}

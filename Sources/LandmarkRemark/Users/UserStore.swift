@@ -1,0 +1,79 @@
+import Foundation
+import Postgres
+
+/// A user as the auth and profile code needs it.
+struct UserRecord: Sendable {
+    let id: Int64
+    let username: String
+    let email: String?
+    let passwordHash: String
+    let createdAt: Date
+}
+
+/// The users table. Every call runs inside a tenant transaction, so row-level
+/// security already limits it to one tenant; queries name the tenant as well so
+/// the `(tenant_id, …)` indexes serve them.
+struct UserStore: Sendable {
+    static let columns: PostgresQuery = "id, username, email, password_hash, created_at"
+
+    static func decode(_ row: PostgresRow) throws -> UserRecord {
+        let (id, username, email, hash, created) = try row.decode((Int64, String, String?, String, Date).self)
+        return UserRecord(id: id, username: username, email: email, passwordHash: hash, createdAt: created)
+    }
+
+    /// Inserts a user; a case-insensitive clash becomes `409 username_taken` or `email_taken`.
+    func create(tenantID: Int64, username: String, email: String?, passwordHash: String, on connection: PostgresConnection) async throws -> UserRecord {
+        do {
+            let rows = try await connection.query("""
+                INSERT INTO users (tenant_id, username, email, password_hash)
+                VALUES (\(tenantID), \(username), \(email), \(passwordHash))
+                RETURNING \(Self.columns)
+                """)
+            return try Self.decode(rows[0])
+        } catch let error as PostgresError {
+            throw Self.mapConflict(error)
+        }
+    }
+
+    /// Finds an active user by username or email, ignoring case.
+    func findForLogin(tenantID: Int64, login: String, on connection: PostgresConnection) async throws -> UserRecord? {
+        let rows = try await connection.query("""
+            SELECT \(Self.columns) FROM users
+            WHERE tenant_id = \(tenantID) AND disabled_at IS NULL
+              AND (lower(username) = lower(\(login)) OR lower(email) = lower(\(login)))
+            ORDER BY lower(username) = lower(\(login)) DESC
+            LIMIT 1
+            """)
+        return try rows.first.map(Self.decode)
+    }
+
+    func find(tenantID: Int64, id: Int64, on connection: PostgresConnection) async throws -> UserRecord? {
+        let rows = try await connection.query("""
+            SELECT \(Self.columns) FROM users WHERE tenant_id = \(tenantID) AND id = \(id) AND disabled_at IS NULL
+            """)
+        return try rows.first.map(Self.decode)
+    }
+
+    func updateEmail(tenantID: Int64, id: Int64, email: String?, on connection: PostgresConnection) async throws {
+        do {
+            try await connection.query("UPDATE users SET email = \(email) WHERE tenant_id = \(tenantID) AND id = \(id)")
+        } catch let error as PostgresError {
+            throw Self.mapConflict(error)
+        }
+    }
+
+    func updatePasswordHash(tenantID: Int64, id: Int64, hash: String, on connection: PostgresConnection) async throws {
+        try await connection.query("UPDATE users SET password_hash = \(hash) WHERE tenant_id = \(tenantID) AND id = \(id)")
+    }
+
+    /// Deletes the account; sessions (and later notes) go with it through `ON DELETE CASCADE`.
+    func delete(tenantID: Int64, id: Int64, on connection: PostgresConnection) async throws {
+        try await connection.query("DELETE FROM users WHERE tenant_id = \(tenantID) AND id = \(id)")
+    }
+
+    static func mapConflict(_ error: PostgresError) -> Error {
+        if error.isUniqueViolation(constraint: "users_username_key") { return AppError.usernameTaken }
+        if error.isUniqueViolation(constraint: "users_email_key") { return AppError.emailTaken }
+        return error
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import LandmarkRemark
+import Logging
+import Metrics
+import Prometheus
+
+/// The executable: reads settings from `LR_*` variables and hands over to the library.
+@main
+struct LandmarkRemarkCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "landmark-remark",
+        abstract: "Landmark Remark: notes at places on a map, for many apps at once.",
+        subcommands: [Serve.self, Migrate.self, TenantCommand.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// Settings and logging shared by every subcommand.
+func loadConfiguration() throws -> (AppConfiguration, Logger) {
+    let configuration: AppConfiguration
+    do {
+        configuration = try AppConfiguration(environment: ProcessInfo.processInfo.environment)
+    } catch let error as ConfigurationError {
+        throw ValidationError("invalid setting: \(error)")
+    }
+    var logger = Logger(label: "landmark-remark")
+    logger.logLevel = configuration.logLevel
+    return (configuration, logger)
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Serve the HTTP API (settings from LR_* variables).")
+
+    func run() async throws {
+        let (configuration, logger) = try loadConfiguration()
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let app = try await buildApplication(configuration: configuration, logger: logger, registry: registry)
+        try await app.runService()
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply pending migrations as the owner role (LR_MIGRATE_DATABASE_URL).")
+
+    func run() async throws {
+        let (configuration, logger) = try loadConfiguration()
+        let applied = try await AdminCommands.migrate(configuration: configuration, logger: logger)
+        print(applied.isEmpty ? "schema is current" : "applied: \(applied.joined(separator: ", "))")
+    }
+}
+
+struct TenantCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tenant", abstract: "Create and list tenants.", subcommands: [Create.self, List.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a tenant.")
+        @Argument(help: "The slug apps send in X-Tenant: lowercase letters, digits and hyphens.") var slug: String
+        @Option(help: "A display name.") var name: String
+        @Flag(help: "Succeed without change when the tenant exists already.") var ifMissing = false
+
+        func run() async throws {
+            let (configuration, logger) = try loadConfiguration()
+            let created = try await AdminCommands.createTenant(
+                slug: slug, name: name, ifMissing: ifMissing, configuration: configuration, logger: logger)
+            print(created ? "created tenant \(slug)" : "tenant \(slug) exists")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List tenants with their user and note counts.")
+
+        func run() async throws {
+            let (configuration, logger) = try loadConfiguration()
+            for tenant in try await AdminCommands.listTenants(configuration: configuration, logger: logger) {
+                print("\(tenant.slug)\t\(tenant.name)\t\(tenant.disabled ? "disabled" : "active")\tusers=\(tenant.users)\tnotes=\(tenant.notes)")
+            }
+        }
+    }
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# `make run`: with nothing configured, installs what is missing, starts a local
+# PostgreSQL under .data/, migrates, creates the demo tenant and serves on
+# 127.0.0.1:8080. With LR_DATABASE_URL set, uses that database instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+if [ -z "${LR_DATABASE_URL:-}" ]; then
+    scripts/postgres.sh start
+    while IFS='=' read -r name value; do export "$name=$value"; done < <(scripts/postgres.sh env)
+fi
+export LR_MIGRATE_DATABASE_URL=${LR_MIGRATE_DATABASE_URL:-$LR_DATABASE_URL}
+
+swift build --product landmark-remark
+BIN=$(swift build --show-bin-path)/landmark-remark
+"$BIN" migrate
+"$BIN" tenant create demo --name "Demo" --if-missing
+echo "serving on http://${LR_HOST:-127.0.0.1}:${LR_PORT:-8080} (tenant: demo)"
+exec "$BIN" serve
