@@ -52,6 +52,9 @@ struct ProblemMiddleware: RouterMiddleware {
             problem = error
         case let error as HTTPError:
             problem = Self.problem(for: error)
+        case let error as HTTPResponseError:
+            // Other library errors that carry a status (a body over the limit, say): keep the status, not the text.
+            problem = Self.problem(for: HTTPError(error.status))
         case let error as PostgresError where error.isUnavailable:
             context.logger.warning("database unavailable", metadata: ["error": .string(String(reflecting: error))])
             problem = .unavailable()

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 
 extension Request {
     /// Reads the body as a JSON object: `415` unless it is declared `application/json`,
@@ -11,7 +12,7 @@ extension Request {
         let buffer: ByteBuffer
         do {
             buffer = try await collectBody(upTo: limit)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        } catch is NIOTooManyBytesError {
             throw AppError.payloadTooLarge
         }
         guard buffer.readableBytes > 0 else { throw AppError.malformed("the request body is empty; a JSON object is required") }

@@ -1,0 +1,183 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@Suite(.timeLimit(.minutes(2))) struct AuthSessionTests {
+    @Test func loginByUsernameOrEmailIgnoringCase() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let account = try await client.signup("Carol", email: "carol@example.com", tenant: tenant)
+            for login in ["Carol", "carol", "CAROL", "carol@example.com", "Carol@Example.COM"] {
+                let response = try await client.call(.post, "/v1/auth/login", json: ["username": login, "password": account.password], tenant: tenant)
+                #expect(response.status == .ok, "\(login): \(response.body)")
+                #expect((response.json["user"] as? [String: Any])?["username"] as? String == "Carol")
+            }
+        }
+    }
+
+    @Test func unknownUserAndWrongPasswordLookTheSame() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            _ = try await client.signup("dave", tenant: tenant)
+            let wrong = try await client.call(.post, "/v1/auth/login", json: ["username": "dave", "password": "not the password"], tenant: tenant)
+            let unknown = try await client.call(.post, "/v1/auth/login", json: ["username": "nobody", "password": "not the password"], tenant: tenant)
+            #expect(wrong.status == .unauthorized && unknown.status == .unauthorized)
+            #expect(wrong.code == "invalid_credentials" && unknown.code == "invalid_credentials")
+            var a = wrong.json, b = unknown.json
+            a["request_id"] = nil
+            b["request_id"] = nil
+            #expect(NSDictionary(dictionary: a).isEqual(to: b))
+        }
+    }
+
+    @Test func accessTokensExpire() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp({ $0.accessTokenLifetime = 1 }) { client in
+            let account = try await client.signup("erin", tenant: tenant)
+            #expect(try await client.call(.get, "/v1/me", token: account.accessToken).status == .ok)
+            try await Task.sleep(for: .milliseconds(1500))
+            let expired = try await client.call(.get, "/v1/me", token: account.accessToken)
+            #expect(expired.status == .unauthorized)
+            #expect(expired.code == "unauthenticated")
+        }
+    }
+
+    @Test func refreshRotatesAndAllowsAShortGrace() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let account = try await client.signup("frank", tenant: tenant)
+            let first = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": account.refreshToken], tenant: tenant)
+            #expect(first.status == .ok)
+            let rotated = try #require(first.string("refresh_token"))
+            #expect(rotated != account.refreshToken)
+            let firstAccess = try #require(first.string("access_token"))
+            #expect(try await client.call(.get, "/v1/me", token: firstAccess).status == .ok)
+            // A retry of the same (now retired) token within the grace window gets a fresh pair for the same session.
+            let retry = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": account.refreshToken], tenant: tenant)
+            #expect(retry.status == .ok)
+            #expect(retry.string("refresh_token") != rotated)
+            // Both children stay usable.
+            #expect(try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": rotated], tenant: tenant).status == .ok)
+            let retried = try #require(retry.string("refresh_token"))
+            #expect(try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": retried], tenant: tenant).status == .ok)
+        }
+    }
+
+    @Test func reuseAfterTheGraceWindowRevokesTheSession() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp({ $0.refreshGraceSeconds = 0 }) { client in
+            let account = try await client.signup("grace", tenant: tenant)
+            let first = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": account.refreshToken], tenant: tenant)
+            let newAccess = try #require(first.string("access_token"))
+            let newRefresh = try #require(first.string("refresh_token"))
+            try await Task.sleep(for: .milliseconds(50))
+            let reuse = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": account.refreshToken], tenant: tenant)
+            #expect(reuse.status == .unauthorized)
+            #expect(reuse.code == "refresh_token_reused")
+            // The whole session is gone: its newest tokens too.
+            #expect(try await client.call(.get, "/v1/me", token: newAccess).code == "unauthenticated")
+            #expect(try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": newRefresh], tenant: tenant).code == "refresh_token_invalid")
+        }
+    }
+
+    @Test func unknownRefreshTokensAreInvalid() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            for token in ["lr_rt_" + String(repeating: "B", count: 43), "lr_at_x", "", "x"] {
+                let response = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": token], tenant: tenant)
+                #expect(response.code == "refresh_token_invalid")
+            }
+            #expect(try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": 5], tenant: tenant).code == "validation_failed")
+        }
+    }
+
+    @Test func logoutEndsThisSessionAndLogoutAllEndsEvery() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let one = try await client.signup("gina", tenant: tenant)
+            func login() async throws -> String {
+                let response = try await client.call(.post, "/v1/auth/login", json: ["username": "gina", "password": one.password], tenant: tenant)
+                return try #require(response.string("access_token"))
+            }
+            let two = try await login()
+            let three = try await login()
+            #expect(try await client.call(.post, "/v1/auth/logout", token: one.accessToken).status == .noContent)
+            #expect(try await client.call(.get, "/v1/me", token: one.accessToken).status == .unauthorized)
+            #expect(try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": one.refreshToken], tenant: tenant).code == "refresh_token_invalid")
+            #expect(try await client.call(.get, "/v1/me", token: two).status == .ok)
+            #expect(try await client.call(.post, "/v1/auth/logout?all=maybe", token: two).code == "malformed_request")
+            #expect(try await client.call(.post, "/v1/auth/logout?all=true", token: two).status == .noContent)
+            #expect(try await client.call(.get, "/v1/me", token: two).status == .unauthorized)
+            #expect(try await client.call(.get, "/v1/me", token: three).status == .unauthorized)
+        }
+    }
+
+    @Test func passwordChangeEndsOtherSessionsOnly() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let account = try await client.signup("hank", email: "hank@example.com", tenant: tenant)
+            let other = try await client.call(.post, "/v1/auth/login", json: ["username": "hank", "password": account.password], tenant: tenant)
+            let otherToken = try #require(other.string("access_token"))
+            let wrong = try await client.call(
+                .patch, "/v1/me", json: ["password": ["current": "wrong password", "new": "a brand new passphrase"]], token: account.accessToken)
+            #expect(wrong.code == "invalid_credentials")
+            #expect(try await client.call(.get, "/v1/me", token: otherToken).status == .ok)
+            let common = try await client.call(
+                .patch, "/v1/me", json: ["password": ["current": account.password, "new": "password1"]], token: account.accessToken)
+            #expect((common.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "password.new")
+            let changed = try await client.call(
+                .patch, "/v1/me", json: ["password": ["current": account.password, "new": "a brand new passphrase"], "email": "h@example.org"],
+                token: account.accessToken)
+            #expect(changed.status == .ok)
+            #expect(changed.string("email") == "h@example.org")
+            #expect(try await client.call(.get, "/v1/me", token: account.accessToken).status == .ok)
+            #expect(try await client.call(.get, "/v1/me", token: otherToken).status == .unauthorized)
+            #expect(try await client.call(.post, "/v1/auth/login", json: ["username": "hank", "password": account.password], tenant: tenant).status == .unauthorized)
+            #expect(try await client.call(.post, "/v1/auth/login", json: ["username": "hank", "password": "a brand new passphrase"], tenant: tenant).status == .ok)
+            let cleared = try await client.call(.patch, "/v1/me", json: ["email": NSNull()], token: account.accessToken)
+            #expect(cleared.json["email"] is NSNull)
+            let unknown = try await client.call(.patch, "/v1/me", json: ["password": ["current": account.password, "extra": 1]], token: account.accessToken)
+            let fields = Set((unknown.json["errors"] as? [[String: Any]])?.compactMap { $0["field"] as? String } ?? [])
+            #expect(fields == ["password.new", "password.extra"])
+        }
+    }
+
+    @Test func deletingTheAccountRemovesSessionsAndNotes() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let account = try await client.signup("ivan", tenant: tenant)
+            let userID = try #require(Int64(account.userID))
+            try await TestEnvironment.withOwnerPool { pool in
+                try await pool.query("""
+                    INSERT INTO notes (tenant_id, user_id, body, location)
+                    SELECT tenant_id, id, 'bye', ST_MakePoint(151.2, -33.8)::geography FROM users WHERE id = \(userID)
+                    """)
+            }
+            let wrong = try await client.call(.delete, "/v1/me", json: ["password": "nope nope nope"], token: account.accessToken)
+            #expect(wrong.code == "invalid_credentials")
+            #expect(try await client.call(.get, "/v1/me", token: account.accessToken).status == .ok)
+            #expect(try await client.call(.delete, "/v1/me", json: ["password": account.password], token: account.accessToken).status == .noContent)
+            #expect(try await client.call(.get, "/v1/me", token: account.accessToken).status == .unauthorized)
+            let left = try await TestEnvironment.ownerScalar("""
+                SELECT (SELECT count(*) FROM users WHERE id = \(userID)) + (SELECT count(*) FROM sessions WHERE user_id = \(userID))
+                     + (SELECT count(*) FROM notes WHERE user_id = \(userID))
+                """, as: Int.self)
+            #expect(left == 0)
+        }
+    }
+
+    @Test func loginRehashesWhenTheCostWasRaised() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp({ $0.scrypt = .init(logN: 4, r: 8, p: 1) }) { client in
+            _ = try await client.signup("judy", tenant: tenant)
+        }
+        try await withApp({ $0.scrypt = .init(logN: 5, r: 8, p: 1) }) { client in
+            let login = try await client.call(.post, "/v1/auth/login", json: ["username": "judy", "password": "a sturdy passphrase"], tenant: tenant)
+            #expect(login.status == .ok)
+        }
+        let hash = try await TestEnvironment.ownerScalar(
+            "SELECT password_hash FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE t.slug = \(tenant)", as: String.self)
+        #expect(hash.hasPrefix("$scrypt$ln=5,r=8,p=1$"))
+    }
+}

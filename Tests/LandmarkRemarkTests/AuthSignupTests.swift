@@ -1,0 +1,105 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@Suite(.timeLimit(.minutes(2))) struct AuthSignupTests {
+    @Test func signupReturnsTheTokenResponse() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let response = try await client.call(
+                .post, "/v1/auth/signup", json: ["username": "Alice.B-1", "password": "correct horse battery", "email": "alice@example.com"],
+                tenant: tenant)
+            #expect(response.status == .created)
+            let user = try #require(response.json["user"] as? [String: Any])
+            #expect(user["username"] as? String == "Alice.B-1")
+            #expect(user["email"] as? String == "alice@example.com")
+            #expect((user["id"] as? String)?.allSatisfy(\.isNumber) == true)
+            #expect((user["created_at"] as? String)?.hasSuffix("Z") == true)
+            #expect(response.string("token_type") == "Bearer")
+            #expect(response.json["expires_in"] as? Int == 3600)
+            let access = try #require(response.string("access_token"))
+            let refresh = try #require(response.string("refresh_token"))
+            #expect(access.hasPrefix("lr_at_") && access.count == 6 + 43)
+            #expect(refresh.hasPrefix("lr_rt_") && refresh.count == 6 + 43)
+            // The server keeps the tokens' SHA-256 only.
+            let stored = try await TestEnvironment.ownerScalar(
+                "SELECT count(*) FROM session_tokens WHERE token_hash IN (sha256(convert_to(\(access), 'UTF8')), sha256(convert_to(\(refresh), 'UTF8')))",
+                as: Int.self)
+            #expect(stored == 2)
+        }
+    }
+
+    @Test func usernamesAreUniqueIgnoringCaseAndShownAsTyped() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            _ = try await client.signup("Mixed_Case", email: "m@example.com", tenant: tenant)
+            let clash = try await client.call(.post, "/v1/auth/signup", json: ["username": "mixed_CASE", "password": "another good passphrase"], tenant: tenant)
+            #expect(clash.status == .conflict)
+            #expect(clash.code == "username_taken")
+            let emailClash = try await client.call(
+                .post, "/v1/auth/signup", json: ["username": "other", "password": "another good passphrase", "email": "M@EXAMPLE.com"], tenant: tenant)
+            #expect(emailClash.status == .conflict)
+            #expect(emailClash.code == "email_taken")
+        }
+    }
+
+    @Test func usernameRules() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            for bad in ["ab", String(repeating: "a", count: 33), "has space", "emoji😀", "semi;colon", "per%cent", "quote'", "ünïcode", ""] {
+                let response = try await client.call(.post, "/v1/auth/signup", json: ["username": bad, "password": "a sturdy passphrase"], tenant: tenant)
+                #expect(response.status == .unprocessableContent, "\(bad) was accepted")
+                #expect((response.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "username")
+            }
+            for good in ["abc", String(repeating: "z", count: 32), "a.b_c-d", "under_score", "1.2.3"] {
+                let response = try await client.call(.post, "/v1/auth/signup", json: ["username": good, "password": "a sturdy passphrase"], tenant: tenant)
+                #expect(response.status == .created, "\(good) was refused: \(response.body)")
+            }
+            let count = try await TestEnvironment.ownerScalar(
+                "SELECT count(*) FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE t.slug = \(tenant)", as: Int.self)
+            #expect(count == 5)
+        }
+    }
+
+    @Test func passwordRules() async throws {
+        let tenant = try await TestEnvironment.makeTenant(minPasswordLength: 10)
+        try await withApp { client in
+            func signup(_ username: String, _ password: String) async throws -> APIResponse {
+                try await client.call(.post, "/v1/auth/signup", json: ["username": username, "password": password], tenant: tenant)
+            }
+            // The tenant's minimum, counted in code points.
+            #expect(try await signup("short", "nine char").code == "validation_failed")
+            #expect(try await signup("tenchars", "ten chars!").status == .created)
+            // 128 code points is the most; never truncated.
+            let longest = String(repeating: "🔑", count: 128)
+            #expect(try await signup("longest", longest).status == .created)
+            #expect(try await signup("toolong", longest + "x").code == "validation_failed")
+            // Not the username, not a common password.
+            #expect(try await signup("samesame12", "SameSame12").code == "validation_failed")
+            #expect(try await signup("common", "password123").code == "validation_failed")
+            #expect(try await signup("common2", "qwertyuiop").code == "validation_failed")
+            // Unicode passwords log in as typed.
+            let unicode = "e\u{301}té 密码 🦘 עברית"
+            #expect(try await signup("unicode", unicode).status == .created)
+            let login = try await client.call(.post, "/v1/auth/login", json: ["username": "unicode", "password": unicode], tenant: tenant)
+            #expect(login.status == .ok)
+            let precomposed = try await client.call(.post, "/v1/auth/login", json: ["username": "unicode", "password": "\u{e9}té 密码 🦘 עברית"], tenant: tenant)
+            #expect(precomposed.status == .unauthorized)
+            let long = try await client.call(.post, "/v1/auth/login", json: ["username": "longest", "password": longest], tenant: tenant)
+            #expect(long.status == .ok)
+        }
+    }
+
+    @Test func emailMustBePlausible() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            for bad in ["no-at", "a@b", "@example.com", "a@.com", "a b@example.com", "a@example.com.", String(repeating: "x", count: 250) + "@e.com"] {
+                let response = try await client.call(.post, "/v1/auth/signup", json: ["username": "user1", "password": "a sturdy passphrase", "email": bad], tenant: tenant)
+                #expect(response.code == "validation_failed", "\(bad) was accepted")
+            }
+            let nullEmail = try await client.call(.post, "/v1/auth/signup", json: ["username": "user1", "password": "a sturdy passphrase", "email": NSNull()], tenant: tenant)
+            #expect(nullEmail.status == .created)
+        }
+    }
+}

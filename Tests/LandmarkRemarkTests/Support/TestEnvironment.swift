@@ -1,0 +1,96 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LandmarkRemark
+import Logging
+import Postgres
+import Testing
+
+/// The database `scripts/test.sh` starts, migrated once per test process.
+/// Tests never skip: without the database they fail, saying how to run them.
+enum TestEnvironment {
+    static func variable(_ name: String) throws -> String {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
+            throw Missing(variable: name)
+        }
+        return value
+    }
+
+    struct Missing: Error, CustomStringConvertible {
+        let variable: String
+        var description: String { "\(variable) is not set: run the tests with `make test`, which starts PostgreSQL for them" }
+    }
+
+    static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Settings for tests: the real database, cheap scrypt so the suite stays fast.
+    static func configuration(_ adjust: (inout AppConfiguration) -> Void = { _ in }) throws -> AppConfiguration {
+        var configuration = AppConfiguration()
+        configuration.databaseURL = try variable("LR_TEST_DATABASE_URL")
+        configuration.migrateDatabaseURL = try variable("LR_TEST_MIGRATE_DATABASE_URL")
+        configuration.migrationsDirectory = repositoryRoot.appendingPathComponent("sql/migrations").path
+        configuration.scrypt = .init(logN: 4, r: 8, p: 1)
+        configuration.poolSize = 4
+        configuration.port = 0
+        adjust(&configuration)
+        return configuration
+    }
+
+    static let logger: Logger = {
+        var logger = Logger(label: "test")
+        logger.logLevel = ProcessInfo.processInfo.environment["LR_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        return logger
+    }()
+
+    /// Migrates once; the migrator's advisory lock makes concurrent first calls safe anyway.
+    static func migrate() async throws {
+        try await migrated.value
+    }
+
+    private static let migrated = Task {
+        _ = try await AdminCommands.migrate(configuration: try configuration(), logger: logger)
+    }
+
+    @discardableResult
+    /// Runs `body` with a pool on the owner role, for arranging data and checking it behind the API's back.
+    static func withOwnerPool<T: Sendable>(_ body: (PostgresPool) async throws -> T) async throws -> T {
+        let pool = try PostgresPool(configuration: .init(conninfo: try variable("LR_TEST_MIGRATE_DATABASE_URL"), maxConnections: 2))
+        do {
+            let result = try await body(pool)
+            await pool.close()
+            return result
+        } catch {
+            await pool.close()
+            throw error
+        }
+    }
+
+    /// Creates a tenant with a unique slug and returns the slug.
+    static func makeTenant(minPasswordLength: Int = 8) async throws -> String {
+        try await migrate()
+        let slug = "t-\(UInt64.random(in: 0...UInt64.max) % 1_000_000_000_000)"
+        try await withOwnerPool { pool in
+            try await pool.query("SELECT slug FROM admin.create_tenant(\(slug), \("Test tenant"))")
+            if minPasswordLength != 8 {
+                try await pool.query("SELECT slug FROM admin.set_tenant_setting(\(slug), 'min_password_length', \(String(minPasswordLength)))")
+            }
+        }
+        return slug
+    }
+
+    /// The first column of the first row, queried as the owner (past row-level security).
+    static func ownerScalar<T: PostgresDecodable & Sendable>(_ query: PostgresQuery, as type: T.Type) async throws -> T {
+        try await withOwnerPool { try await $0.query(query)[0].decode(T.self, column: 0) }
+    }
+}
+
+/// Builds the real application and runs `body` against its router.
+func withApp(
+    _ adjust: (inout AppConfiguration) -> Void = { _ in },
+    _ body: @Sendable (any TestClientProtocol) async throws -> Void
+) async throws {
+    try await TestEnvironment.migrate()
+    let app = try await buildApplication(configuration: try TestEnvironment.configuration(adjust), logger: TestEnvironment.logger)
+    try await app.test(.router, body)
+}
