@@ -1,0 +1,78 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import LandmarkRemark
+import Testing
+
+/// The operator's tools: the CLI's commands and the `admin` schema behind them.
+@Suite(.timeLimit(.minutes(2))) struct AdminTests {
+    @Test func tenantCommandsCreateListAndAreIdempotentWithIfMissing() async throws {
+        try await TestEnvironment.migrate()
+        let configuration = try TestEnvironment.configuration()
+        let slug = "cli-\(UInt32.random(in: 0...UInt32.max))"
+        #expect(try await AdminCommands.createTenant(slug: slug, name: "CLI", configuration: configuration, logger: TestEnvironment.logger))
+        #expect(try await !AdminCommands.createTenant(slug: slug, name: "CLI", ifMissing: true, configuration: configuration, logger: TestEnvironment.logger))
+        await #expect(throws: (any Error).self) {
+            try await AdminCommands.createTenant(slug: slug, name: "again", configuration: configuration, logger: TestEnvironment.logger)
+        }
+        await #expect(throws: (any Error).self) {
+            try await AdminCommands.createTenant(slug: "Not A Slug", name: "bad", configuration: configuration, logger: TestEnvironment.logger)
+        }
+        let listed = try await AdminCommands.listTenants(configuration: configuration, logger: TestEnvironment.logger)
+        #expect(listed.contains { $0.slug == slug && $0.name == "CLI" && !$0.disabled && $0.users == 0 })
+        #expect(try await AdminCommands.migrate(configuration: configuration, logger: TestEnvironment.logger) == [])
+    }
+
+    @Test func adminFunctionsRenameEndSessionsAndReport() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let account = try await client.signup("nina", tenant: tenant)
+            let ended = try await TestEnvironment.withOwnerPool { pool in
+                try await pool.query("SELECT admin.end_user_sessions(\(tenant), 'NINA')")[0].decode(Int.self, column: 0)
+            }
+            #expect(ended == 1)
+            #expect(try await client.call(.get, "/v1/me", token: account.accessToken).status == .unauthorized)
+            let overview = try await TestEnvironment.withOwnerPool { pool in
+                try await pool.query("SELECT admin.rename_tenant(\(tenant), 'Renamed')")
+                try await pool.query("SELECT admin.set_tenant_setting(\(tenant), 'min_password_length', '15')")
+                let rows = try await pool.query("SELECT name, users, active_sessions, min_password_length FROM admin.tenant_overview WHERE slug = \(tenant)")
+                return try rows[0].decode((String, Int, Int, Int).self)
+            }
+            #expect(overview.0 == "Renamed")
+            #expect(overview.1 == 1)
+            #expect(overview.2 == 0)
+            #expect(overview.3 == 15)
+            // The raised minimum applies at once.
+            let short = try await client.call(.post, "/v1/auth/signup", json: ["username": "short", "password": "fourteen chars"], tenant: tenant)
+            #expect(short.code == "validation_failed")
+            await #expect(throws: (any Error).self) {
+                try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_tenant_setting(\(tenant), 'colour', 'blue')") }
+            }
+        }
+    }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct HashingLimitTests {
+    /// With one hashing slot and no patience, a burst of signups gets 503 rather than piling up memory.
+    @Test func saturatedHashingAnswers503WithRetryAfter() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp({
+            $0.scrypt = .init(logN: 14, r: 8, p: 1)
+            $0.hashConcurrency = 1
+            $0.hashQueueTimeout = .milliseconds(1)
+        }) { client in
+            let statuses = try await withThrowingTaskGroup(of: APIResponse.self) { group in
+                for index in 0..<6 {
+                    group.addTask {
+                        try await client.call(.post, "/v1/auth/signup", json: ["username": "burst\(index)", "password": "a sturdy passphrase"], tenant: tenant)
+                    }
+                }
+                return try await group.reduce(into: [APIResponse]()) { $0.append($1) }
+            }
+            let unavailable = statuses.filter { $0.status == .serviceUnavailable }
+            #expect(!unavailable.isEmpty)
+            #expect(unavailable.allSatisfy { $0.code == "unavailable" && $0.headers[.retryAfter] != nil })
+            #expect(statuses.allSatisfy { $0.status == .created || $0.status == .serviceUnavailable })
+        }
+    }
+}
