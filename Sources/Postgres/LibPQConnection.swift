@@ -15,6 +15,8 @@ final class LibPQConnection: @unchecked Sendable {
     /// SQL text to prepared-statement name, per connection since prepared
     /// statements live in the server session.
     private var preparedStatements: [String: String] = [:]
+    /// Names are never reused, even after the cache is cleared, since the server may still hold the old ones.
+    private var nextStatementNumber = 0
     /// Our SQL is a fixed set of shapes; the cap only guards against a caller
     /// that builds many distinct texts, which then run unprepared.
     static let preparedStatementLimit = 512
@@ -145,7 +147,8 @@ final class LibPQConnection: @unchecked Sendable {
     private func preparedName(for sql: String, query: PostgresQuery) throws -> String? {
         if let name = preparedStatements[sql] { return name }
         guard preparedStatements.count < Self.preparedStatementLimit else { return nil }
-        let name = "lr\(preparedStatements.count)"
+        let name = "lr\(nextStatementNumber)"
+        nextStatementNumber += 1
         let types = query.binds.map { Oid($0.oid) }
         _ = try check(PQprepare(handle, name, sql, Int32(types.count), types))
         preparedStatements[sql] = name
@@ -206,18 +209,16 @@ final class LibPQConnection: @unchecked Sendable {
             // A statement prepared before a schema change can fail once; forget it so the next run re-prepares.
             if sqlState == "0A000" || sqlState == "26000" { preparedStatements.removeAll() }
             let lost = PQstatus(handle) != CONNECTION_OK
-            return try {
-                throw PostgresError(
-                    kind: lost && sqlState == nil ? .connectionLost : .server,
-                    sqlState: sqlState,
-                    message: field("M") ?? Self.connectionMessage(handle),
-                    detail: field("D"),
-                    hint: field("H"),
-                    schemaName: field("s"),
-                    tableName: field("t"),
-                    columnName: field("c"),
-                    constraintName: field("n"))
-            }()
+            throw PostgresError(
+                kind: lost && sqlState == nil ? .connectionLost : .server,
+                sqlState: sqlState,
+                message: field("M") ?? Self.connectionMessage(handle),
+                detail: field("D"),
+                hint: field("H"),
+                schemaName: field("s"),
+                tableName: field("t"),
+                columnName: field("c"),
+                constraintName: field("n"))
         }
     }
 

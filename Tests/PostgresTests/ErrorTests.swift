@@ -83,4 +83,20 @@ import Testing
             try await pool.query("DROP TABLE \(unsafeSQL: table)")
         }
     }
+
+    @Test func preparedStatementsRecoverAfterASchemaChange() async throws {
+        try await withPool(maxConnections: 1) { pool in
+            let table = TestDatabase.uniqueName("reprepare")
+            try await pool.query("CREATE TABLE \(unsafeSQL: table) (a int8)")
+            let select: PostgresQuery = "SELECT * FROM \(unsafeSQL: table)"
+            _ = try await pool.query(select)
+            try await pool.query("ALTER TABLE \(unsafeSQL: table) ADD COLUMN b text")
+            // The server refuses the stale plan once; the statement is then prepared afresh under a new name.
+            let stale = await #expect(throws: PostgresError.self) { try await pool.query(select) }
+            #expect(stale?.sqlState == "0A000")
+            let rows = try await pool.query(select)
+            #expect(rows.columns.map(\.name) == ["a", "b"])
+            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+        }
+    }
 }
