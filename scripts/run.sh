@@ -16,5 +16,6 @@ swift build --product landmark-remark
 BIN=$(swift build --show-bin-path)/landmark-remark
 "$BIN" migrate
 "$BIN" tenant create demo --name "Demo" --if-missing
+"$BIN" seed-demo
 echo "serving on http://${LR_HOST:-127.0.0.1}:${LR_PORT:-8080} (tenant: demo)"
 exec "$BIN" serve

@@ -26,6 +26,10 @@ public struct AppConfiguration: Sendable {
     public var loginFailuresPerUser = 5
     public var loginFailuresPerAddress = 50
     public var logLevel = Logger.Level.info
+    /// Event streams: how many one user and one process may hold open, and the keep-alive interval.
+    public var eventStreamsPerUser = 5
+    public var eventStreamsPerProcess = 2000
+    public var eventHeartbeat: Duration = .seconds(15)
 
     public init() {}
 
@@ -62,6 +66,9 @@ public struct AppConfiguration: Sendable {
             throw ConfigurationError(variable: "LR_LOG_LEVEL", message: "must be one of trace, debug, info, notice, warning, error, critical")
         }
         logLevel = parsedLevel
+        eventStreamsPerUser = try reader.integer("LR_EVENTS_MAX_STREAMS_PER_USER", default: eventStreamsPerUser, range: 1...1000)
+        eventStreamsPerProcess = try reader.integer("LR_EVENTS_MAX_STREAMS", default: eventStreamsPerProcess, range: 1...100_000)
+        eventHeartbeat = .seconds(try reader.integer("LR_EVENTS_HEARTBEAT_SECONDS", default: 15, range: 1...300))
     }
 
     /// The database URL the service needs; serving without one is a configuration error.

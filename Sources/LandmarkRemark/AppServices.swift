@@ -16,14 +16,22 @@ struct AppServices: Sendable {
     /// Verified against when the user does not exist, so an unknown username
     /// costs the same time as a wrong password and the two cannot be told apart.
     let dummyPasswordHash: String
+    /// Fans the database's event notifications out to open `/v1/events` streams.
+    let events: EventHub
 
     /// Hashes with the configured cost on the bounded pool; `503` when it stays saturated.
     func hashPassword(_ password: String) async throws -> String {
         try await mapBusy { try await hashing.hash(password: password, parameters: configuration.scrypt) }
     }
 
+    /// A stored value that is no hash at all (an account that must not log in, like
+    /// the demo author's `!`) matches no password; it is not a server error.
     func verifyPassword(_ password: String, against hash: String) async throws -> Bool {
-        try await mapBusy { try await hashing.verify(password: password, against: hash) }
+        do {
+            return try await mapBusy { try await hashing.verify(password: password, against: hash) }
+        } catch is PasswordHashError {
+            return false
+        }
     }
 
     private func mapBusy<T>(_ body: () async throws -> T) async throws -> T {

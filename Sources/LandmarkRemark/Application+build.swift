@@ -17,7 +17,7 @@ public func buildApplication(
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-        services: [services.pool, HashingPoolService(pool: services.hashing)],
+        services: [services.pool, HashingPoolService(pool: services.hashing), services.events],
         logger: logger)
 }
 
@@ -32,6 +32,10 @@ func makeServices(configuration: AppConfiguration, logger: Logger) async throws 
     hashing.start()
     let migrator = try PostgresMigrator(directory: URL(fileURLWithPath: configuration.migrationsDirectory))
     let dummy = try await hashing.hash(password: Tokens.randomToken(prefix: "dummy_"), parameters: configuration.scrypt)
+    let events = EventHub(
+        conninfo: configuration.databaseURL, pool: pool,
+        perUser: configuration.eventStreamsPerUser, perProcess: configuration.eventStreamsPerProcess,
+        heartbeat: configuration.eventHeartbeat, logger: logger)
     return AppServices(
         configuration: configuration,
         pool: pool,
@@ -45,7 +49,8 @@ func makeServices(configuration: AppConfiguration, logger: Logger) async throws 
         throttle: LoginThrottle(
             failuresPerUser: configuration.loginFailuresPerUser,
             failuresPerAddress: configuration.loginFailuresPerAddress),
-        dummyPasswordHash: dummy)
+        dummyPasswordHash: dummy,
+        events: events)
 }
 
 func buildRouter(services: AppServices, registry: PrometheusCollectorRegistry) -> Router<AppRequestContext> {
@@ -65,5 +70,10 @@ func buildRouter(services: AppServices, registry: PrometheusCollectorRegistry) -
     authenticated.addRoutes(auth.authenticatedEndpoints, atPath: "auth")
     authenticated.addRoutes(users.meEndpoints, atPath: "me")
     authenticated.addRoutes(users.userEndpoints, atPath: "users")
+    authenticated.addRoutes(PlacesController(services: services).endpoints, atPath: "places")
+    authenticated.addRoutes(EventsController(services: services, hub: services.events).endpoints, atPath: "events")
+    let notes = NotesController(services: services)
+    authenticated.addRoutes(notes.endpoints, atPath: "notes")
+    authenticated.addRoutes(notes.userEndpoints, atPath: "users")
     return router
 }

@@ -11,7 +11,7 @@ struct LandmarkRemarkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "landmark-remark",
         abstract: "Landmark Remark: notes at places on a map, for many apps at once.",
-        subcommands: [Serve.self, Migrate.self, TenantCommand.self],
+        subcommands: [Serve.self, Migrate.self, TenantCommand.self, PlacesCommand.self, SeedDemo.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -33,10 +33,16 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let (configuration, logger) = try loadConfiguration()
+        let shutdown: GracefulShutdown
+        do {
+            shutdown = try GracefulShutdown(environment: ProcessInfo.processInfo.environment)
+        } catch let error as ConfigurationError {
+            throw ValidationError("invalid setting: \(error)")
+        }
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let app = try await buildApplication(configuration: configuration, logger: logger, registry: registry)
-        try await app.runService()
+        try await shutdown.run(app, logger: logger)
     }
 }
 
@@ -77,5 +83,42 @@ struct TenantCommand: AsyncParsableCommand {
                 print("\(tenant.slug)\t\(tenant.name)\t\(tenant.disabled ? "disabled" : "active")\tusers=\(tenant.users)\tnotes=\(tenant.notes)")
             }
         }
+    }
+}
+
+struct PlacesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "places", abstract: "Manage a tenant's default places.", subcommands: [Import.self])
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import a JSON array of {\"name\", \"lat\", \"lng\", \"key\"?, …} as default places, all or nothing.")
+        @Option(help: "The tenant's slug.") var tenant: String
+        @Argument(help: "The JSON file.") var file: String
+
+        func run() async throws {
+            let (configuration, logger) = try loadConfiguration()
+            do {
+                let summary = try await AdminCommands.importPlaces(
+                    tenant: tenant, file: URL(fileURLWithPath: file), configuration: configuration, logger: logger)
+                print("imported into \(tenant): \(summary.inserted) new, \(summary.updated) updated, \(summary.unchanged) unchanged")
+            } catch let error as AdminCommands.ImportError {
+                throw ValidationError("nothing imported: \(error)")
+            }
+        }
+    }
+}
+
+struct SeedDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "seed-demo", abstract: "Give the demo tenant sample places and notes (sql/demo), once.")
+    @Option(help: "The tenant's slug.") var tenant = "demo"
+    @Option(help: "The folder with places.json and notes.json.") var directory = "sql/demo"
+
+    func run() async throws {
+        let (configuration, logger) = try loadConfiguration()
+        let (places, notes) = try await AdminCommands.seedDemo(
+            tenant: tenant, directory: URL(fileURLWithPath: directory), configuration: configuration, logger: logger)
+        print("demo: \(places.inserted) places added, \(notes) notes added")
     }
 }

@@ -60,3 +60,78 @@ public enum AdminCommands {
         }
     }
 }
+
+extension AdminCommands {
+    public struct ImportSummary: Sendable, Equatable {
+        public let inserted: Int
+        public let updated: Int
+        public let unchanged: Int
+
+        public init(inserted: Int, updated: Int, unchanged: Int) {
+            self.inserted = inserted
+            self.updated = updated
+            self.unchanged = unchanged
+        }
+    }
+
+    /// A problem with an import file, said in the operator's terms (row index and field).
+    public struct ImportError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Imports a JSON array of places into a tenant, all or nothing, through `admin.import_places`.
+    public static func importPlaces(tenant slug: String, file: URL, configuration: AppConfiguration, logger: Logger) async throws -> ImportSummary {
+        let text: String
+        do {
+            text = try String(contentsOf: file, encoding: .utf8)
+        } catch {
+            throw ImportError(description: "cannot read \(file.path) as UTF-8 text")
+        }
+        return try await withOwnerPool(configuration, logger: logger) { pool in
+            do {
+                let rows = try await pool.query("SELECT inserted, updated, unchanged FROM admin.import_places(\(slug), \(text)::jsonb)")
+                let (inserted, updated, unchanged) = try rows[0].decode((Int, Int, Int).self)
+                return ImportSummary(inserted: inserted, updated: updated, unchanged: unchanged)
+            } catch let error as PostgresError where error.kind == .server {
+                // 22P02: the text is not JSON; P0001/22023/02000: the function's own messages name the row and field.
+                if error.sqlState == "22P02" { throw ImportError(description: "\(file.lastPathComponent) is not valid JSON") }
+                throw ImportError(description: error.message)
+            }
+        }
+    }
+
+    /// Gives the demo tenant its sample places and notes, once: the places by
+    /// import (idempotent), the notes only while the demo author has none.
+    public static func seedDemo(tenant slug: String, directory: URL, configuration: AppConfiguration, logger: Logger) async throws -> (ImportSummary, Int) {
+        let places = try await importPlaces(tenant: slug, file: directory.appendingPathComponent("places.json"), configuration: configuration, logger: logger)
+        let notes = try String(contentsOf: directory.appendingPathComponent("notes.json"), encoding: .utf8)
+        let created = try await withOwnerPool(configuration, logger: logger) { pool in
+            try await pool.withTransaction { connection in
+                // The demo author cannot log in: '!' is no scrypt hash, so every password fails.
+                try await connection.query("""
+                    INSERT INTO users (tenant_id, username, password_hash)
+                    SELECT id, 'landmark-demo', '!' FROM tenants WHERE slug = \(slug)
+                    ON CONFLICT DO NOTHING
+                    """)
+                let rows = try await connection.query("""
+                    WITH author AS (
+                        SELECT u.tenant_id, u.id FROM users u JOIN tenants t ON t.id = u.tenant_id
+                        WHERE t.slug = \(slug) AND lower(u.username) = 'landmark-demo'
+                    ),
+                    inserted AS (
+                        INSERT INTO notes (tenant_id, user_id, body, location, place_id)
+                        SELECT a.tenant_id, a.id, n.value->>'body',
+                               ST_SetSRID(ST_MakePoint((n.value->>'lng')::float8, (n.value->>'lat')::float8), 4326)::geography,
+                               (SELECT p.id FROM places p WHERE p.tenant_id = a.tenant_id AND p.import_key = n.value->>'place')
+                        FROM author a, jsonb_array_elements(\(notes)::jsonb) AS n(value)
+                        WHERE NOT EXISTS (SELECT 1 FROM notes x WHERE x.tenant_id = a.tenant_id AND x.user_id = a.id)
+                        RETURNING 1
+                    )
+                    SELECT count(*) FROM inserted
+                    """)
+                return try rows[0].decode(Int.self, column: 0)
+            }
+        }
+        return (places, created)
+    }
+}

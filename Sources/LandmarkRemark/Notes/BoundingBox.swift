@@ -1,0 +1,69 @@
+import Foundation
+import Postgres
+
+/// A map viewport, `min_lng,min_lat,max_lng,max_lat` in degrees. `minLng > maxLng`
+/// means the box crosses the antimeridian (from 170 east across 180 to -170).
+struct BoundingBox: Sendable, Equatable {
+    let minLng: Double
+    let minLat: Double
+    let maxLng: Double
+    let maxLat: Double
+
+    var crossesAntimeridian: Bool { minLng > maxLng }
+
+    /// Parses the query value; nil unless it is four numbers in range with `min_lat <= max_lat`.
+    init?(parameter text: String) {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return nil }
+        let numbers = parts.compactMap { QueryParameters.number($0.trimmingCharacters(in: .whitespaces)) }
+        guard numbers.count == 4 else { return nil }
+        let (minLng, minLat, maxLng, maxLat) = (numbers[0], numbers[1], numbers[2], numbers[3])
+        let longitudes = -180.0...180.0
+        let latitudes = -90.0...90.0
+        guard longitudes.contains(minLng), longitudes.contains(maxLng), latitudes.contains(minLat),
+            latitudes.contains(maxLat), minLat <= maxLat
+        else { return nil }
+        self.minLng = minLng
+        self.minLat = minLat
+        self.maxLng = maxLng
+        self.maxLat = maxLat
+    }
+
+    /// A canonical spelling, for cursor fingerprints.
+    var canonical: String { "\(minLng),\(minLat),\(maxLng),\(maxLat)" }
+
+    /// The longitude ranges the box covers: one, or two when it crosses the antimeridian.
+    /// 180 and -180 are one meridian and a note keeps the spelling it was saved with,
+    /// so a box reaching one of them also takes the other (a zero-width range).
+    var longitudeRanges: [(Double, Double)] {
+        var ranges = crossesAntimeridian ? [(minLng, 180.0), (-180.0, maxLng)] : [(minLng, maxLng)]
+        let covers = { (lng: Double) in ranges.contains { $0.0 <= lng && lng <= $0.1 } }
+        if covers(180), !covers(-180) { ranges.append((-180, -180)) }
+        if covers(-180), !covers(180) { ranges.append((180, 180)) }
+        return ranges
+    }
+
+    /// The condition "note `n` lies inside the box, edges included".
+    ///
+    /// `&&` against an envelope is what the GiST index on `(tenant_id, location::geometry)`
+    /// answers (planar degrees, so a box is the same rectangle the map shows; see migration
+    /// 0004 for why not geography). It compares single-precision index boxes, so the exact
+    /// degree checks follow as a recheck on the few rows it returns. Across the antimeridian
+    /// the box is two envelopes, and the planner ORs two index scans.
+    var condition: PostgresQuery {
+        var parts: [PostgresQuery] = []
+        for (west, east) in longitudeRanges {
+            parts.append("""
+                (n.location::geometry && ST_MakeEnvelope(\(west), \(minLat), \(east), \(maxLat), 4326)
+                 AND ST_X(n.location::geometry) BETWEEN \(west) AND \(east))
+                """)
+        }
+        var condition: PostgresQuery = "(("
+        for (index, part) in parts.enumerated() {
+            if index > 0 { condition.append(" OR ") }
+            condition.append(part)
+        }
+        condition.append(") AND ST_Y(n.location::geometry) BETWEEN \(minLat) AND \(maxLat))")
+        return condition
+    }
+}

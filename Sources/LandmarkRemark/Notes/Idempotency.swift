@@ -1,0 +1,119 @@
+import Foundation
+import Hummingbird
+import Postgres
+
+/// `Idempotency-Key` for `POST /v1/notes`, kept in PostgreSQL so every replica honours it.
+///
+/// 1. `claim` inserts the key with the request's fingerprint and no response, in its own
+///    committed transaction, so a concurrent duplicate (on any replica) finds it at once.
+///    It finds instead, when the key is taken: a different request (`422
+///    idempotency_key_reused`), the first still running (`409 idempotency_in_progress`),
+///    or the stored response to replay.
+/// 2. The caller does the work and, in the same transaction as the work, `complete`s the
+///    claim with the response, so a note exists exactly when its response is stored.
+/// 3. If the work fails, `release` deletes the claim, so a retry can try again.
+///
+/// Keys live 24 hours. A claim whose request died without releasing it (a crash)
+/// stops blocking retries after `abandonedAfterSeconds`; should that request still
+/// finish later, its `complete` no longer finds its claim and its work rolls back.
+struct Idempotency: Sendable {
+    static let lifetimeHours = 24
+    static let abandonedAfterSeconds = 60
+
+    /// A claimed key, identified by the moment it was claimed.
+    struct Claim: Sendable {
+        let key: String
+        let claimedMicros: Int64
+    }
+
+    /// A stored response to send again.
+    struct Replay: Sendable {
+        let status: Int
+        let body: String
+        let location: String?
+    }
+
+    enum Outcome: Sendable {
+        case claimed(Claim)
+        case replay(Replay)
+    }
+
+    let pool: PostgresPool
+    let tenantID: Int64
+    let userID: Int64
+
+    /// The key from the header: 1–255 printable ASCII characters, else `400`.
+    static func key(from request: Request) throws -> String? {
+        guard let key = request.headers[.idempotencyKey] else { return nil }
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+            throw AppError.malformed("Idempotency-Key must be 1 to 255 printable characters")
+        }
+        return key
+    }
+
+    /// Claims `key` for a request with `fingerprint`, or says what to answer instead.
+    func claim(key: String, fingerprint: [UInt8]) async throws -> Outcome {
+        // A claim can vanish between the failed insert and the read (its request failed
+        // and released it); then simply try again.
+        for _ in 0..<3 {
+            let outcome = try await pool.withTenant(tenantID) { connection -> Outcome? in
+                // Expired keys of this user go first (the primary key's prefix finds them),
+                // and with them an abandoned claim on this key.
+                try await connection.query("""
+                    DELETE FROM idempotency_keys
+                    WHERE tenant_id = \(tenantID) AND user_id = \(userID)
+                      AND (created_at < now() - \(Double(Self.lifetimeHours * 3600)) * interval '1 second'
+                           OR (key = \(key) AND response_status IS NULL
+                               AND created_at < now() - \(Double(Self.abandonedAfterSeconds)) * interval '1 second'))
+                    """)
+                let inserted = try await connection.query("""
+                    INSERT INTO idempotency_keys (tenant_id, user_id, key, request_hash)
+                    VALUES (\(tenantID), \(userID), \(key), \(PostgresBytes(fingerprint)))
+                    ON CONFLICT DO NOTHING
+                    RETURNING (extract(epoch FROM created_at) * 1000000)::bigint
+                    """)
+                if let row = inserted.first {
+                    return .claimed(Claim(key: key, claimedMicros: try row.decode(Int64.self, column: 0)))
+                }
+                let existing = try await connection.query("""
+                    SELECT request_hash, response_status, response_body, response_location
+                    FROM idempotency_keys
+                    WHERE tenant_id = \(tenantID) AND user_id = \(userID) AND key = \(key)
+                    """)
+                guard let row = existing.first else { return nil }
+                let (hash, status, body, location) = try row.decode((PostgresBytes, Int?, String?, String?).self)
+                guard hash.bytes == fingerprint else { throw AppError.idempotencyKeyReused }
+                guard let status, let body else { throw AppError.idempotencyInProgress }
+                return .replay(Replay(status: status, body: body, location: location))
+            }
+            if let outcome { return outcome }
+        }
+        throw AppError.idempotencyInProgress
+    }
+
+    /// Stores the response on the claim, inside the transaction that did the work.
+    /// Throws `409` when the claim is no longer ours, which rolls the work back.
+    func complete(_ claim: Claim, status: Int, body: String, location: String?, on connection: PostgresConnection) async throws {
+        let updated = try await connection.query("""
+            UPDATE idempotency_keys
+            SET response_status = \(status), response_body = \(body), response_location = \(location)
+            WHERE tenant_id = \(tenantID) AND user_id = \(userID) AND key = \(claim.key)
+              AND created_at = timestamptz 'epoch' + \(claim.claimedMicros) * interval '1 microsecond'
+              AND response_status IS NULL
+            """)
+        guard updated.affectedRows == 1 else { throw AppError.idempotencyInProgress }
+    }
+
+    /// Gives the key back after the work failed. Best effort: if this fails too, the
+    /// claim counts as abandoned after `abandonedAfterSeconds`.
+    func release(_ claim: Claim) async {
+        _ = try? await pool.withTenant(tenantID) { connection in
+            try await connection.query("""
+                DELETE FROM idempotency_keys
+                WHERE tenant_id = \(tenantID) AND user_id = \(userID) AND key = \(claim.key)
+                  AND created_at = timestamptz 'epoch' + \(claim.claimedMicros) * interval '1 microsecond'
+                  AND response_status IS NULL
+                """)
+        }
+    }
+}

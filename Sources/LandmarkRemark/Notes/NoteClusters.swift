@@ -1,0 +1,118 @@
+import Foundation
+import Postgres
+
+/// `GET /v1/notes/clusters`: the notes inside `bbox` grouped into a grid that follows
+/// the map's zoom, for drawing a zoomed-out map or a pile of notes at one spot.
+///
+/// The grid is the web map tile grid: at zoom z the world is 2^z tiles across (Web
+/// Mercator, as the map draws it), and each tile is split into 4 × 4 cells, so a cell
+/// is 64 pixels of a 256-pixel tile wherever the map is. Cells align with tile edges,
+/// so panning does not reshuffle clusters.
+struct NoteClusters: Sendable {
+    /// Cells per tile along each axis.
+    static let cellsPerTile = 4
+    /// A viewport on a real screen covers a few thousand cells; this many means a box far
+    /// larger than the zoom can show (say the whole world at zoom 12), which would answer
+    /// with a cluster per note.
+    static let maximumCells = 1 << 20
+    /// Web Mercator's latitude limit; notes nearer the poles are drawn at its edge.
+    static let mercatorLimit = 85.0511287798066
+
+    struct Cluster: Encodable, Sendable {
+        let lat: Double
+        let lng: Double
+        let count: Int
+        /// Only for a cluster of one note.
+        let noteID: Int64?
+
+        enum CodingKeys: String, CodingKey { case lat, lng, count, noteId }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(lat, forKey: .lat)
+            try container.encode(lng, forKey: .lng)
+            try container.encode(count, forKey: .count)
+            try container.encodeIfPresent(noteID.map(String.init), forKey: .noteId)
+        }
+    }
+
+    struct Response: Encodable, Sendable {
+        let clusters: [Cluster]
+    }
+
+    private(set) var filters: NoteFilters
+    let bbox: BoundingBox
+    let zoom: Int
+
+    /// Reads `bbox` (required), `zoom` (required, 0–22) and the list's filters.
+    init(_ parameters: inout QueryParameters) throws {
+        filters = try NoteFilters(&parameters)
+        guard let zoom = try parameters.integer("zoom", in: 0...22) else { throw AppError.malformed("zoom is required") }
+        guard let bbox = filters.bbox else { throw AppError.malformed("bbox is required") }
+        try parameters.finish()
+        self.zoom = zoom
+        self.bbox = bbox
+        guard Self.cellCount(bbox, gridSize: gridSize) <= Double(Self.maximumCells) else {
+            throw AppError.malformed("bbox covers more than \(Self.maximumCells) grid cells at zoom \(zoom); zoom in or shrink it")
+        }
+    }
+
+    /// Cells along each axis of the whole world.
+    var gridSize: Int { Self.cellsPerTile << zoom }
+
+    /// How many grid cells the box touches, near enough to refuse absurd requests.
+    static func cellCount(_ box: BoundingBox, gridSize: Int) -> Double {
+        let widthDegrees = box.longitudeRanges.reduce(0) { $0 + ($1.1 - $1.0) }
+        let width = (widthDegrees / 360 * Double(gridSize)).rounded(.up) + 1
+        let height = ((mercatorY(box.minLat) - mercatorY(box.maxLat)) * Double(gridSize)).rounded(.up) + 1
+        return width * height
+    }
+
+    /// Web Mercator y in [0, 1], 0 at the top (north), as tile numbers count.
+    static func mercatorY(_ lat: Double) -> Double {
+        let clamped = min(max(lat, -mercatorLimit), mercatorLimit) * .pi / 180
+        return (1 - asinh(tan(clamped)) / .pi) / 2
+    }
+
+    /// The request with its username matches looked up (see `NoteFilters.resolved`).
+    func resolved(tenantID: Int64, on connection: PostgresConnection) async throws -> NoteClusters {
+        var clusters = self
+        clusters.filters = try await filters.resolved(tenantID: tenantID, on: connection)
+        return clusters
+    }
+
+    /// Runs the cluster query inside the caller's tenant transaction.
+    func run(tenantID: Int64, viewerID: Int64, on connection: PostgresConnection) async throws -> Response {
+        let resolved = try await resolved(tenantID: tenantID, on: connection)
+        let rows = try await connection.query(resolved.statement(tenantID: tenantID, viewerID: viewerID))
+        let clusters = try rows.map { row in
+            let (lat, lng, count, noteID) = try row.decode((Double, Double, Int, Int64?).self)
+            return Cluster(lat: lat, lng: lng, count: count, noteID: noteID)
+        }
+        return Response(clusters: clusters)
+    }
+
+    /// One statement: the viewport's visible notes (through the same filters and
+    /// indexes as the list), each given its grid cell by the tile formula, grouped.
+    /// `cell_x` wraps 180° onto -180°, the same meridian; `cell_y` uses Mercator
+    /// y = (1 - asinh(tan φ) / π) / 2 with φ clamped to the projection's limit.
+    /// A cluster sits at the mean position of its notes (a cell never spans the
+    /// antimeridian, so the mean longitude is meaningful).
+    func statement(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        var query: PostgresQuery = """
+            SELECT avg(lat), avg(lng), count(*)::int8, CASE WHEN count(*) = 1 THEN min(id) END
+            FROM (
+                SELECT n.id, ST_Y(n.location::geometry) AS lat, ST_X(n.location::geometry) AS lng
+                FROM tenant_notes n
+                WHERE \(filters.condition(tenantID: tenantID, viewerID: viewerID))
+            ) visible
+            GROUP BY
+                mod(floor((lng + 180) / 360 * \(gridSize))::int8, \(gridSize)),
+                least(floor((1 - asinh(tan(radians(greatest(-\(Self.mercatorLimit), least(\(Self.mercatorLimit), lat))))) / pi())
+                            / 2 * \(gridSize))::int8, \(gridSize) - 1)
+            ORDER BY count(*) DESC, min(id)
+            """
+        query.prepared = !filters.needsCustomPlan
+        return query
+    }
+}

@@ -1,0 +1,92 @@
+import Postgres
+
+extension NoteFilters {
+    /// The WHERE condition over `n` (a row of `tenant_notes`) for what `viewer` may see
+    /// and these filters ask for. Every value is a bound parameter.
+    ///
+    /// The tenant is named although the view already limits rows to it, so the
+    /// `(tenant_id, …)` indexes get an equality on their first column.
+    func condition(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        var sql: PostgresQuery = """
+            n.tenant_id = \(tenantID)
+              AND (n.visibility = 'public' OR n.user_id = \(viewerID))
+            """
+        if let near, let radius {
+            // ST_DWithin on geography measures on the spheroid; its index support expands
+            // the point into a box the GiST index on (tenant_id, location) answers.
+            sql.append("\n  AND ST_DWithin(n.location, \(near.geography), \(radius))")
+        }
+        if let bbox {
+            sql.append("\n  AND \(bbox.condition)")
+        }
+        if let search {
+            sql.append("\n  AND \(searchCondition(search, tenantID: tenantID))")
+        }
+        switch author {
+        case .none: break
+        case .me: sql.append("\n  AND n.user_id = \(viewerID)")
+        case .others: sql.append("\n  AND n.user_id <> \(viewerID)")
+        case .user(let id): sql.append("\n  AND n.user_id = \(id)")
+        case .username(let name):
+            // The unique (tenant_id, lower(username)) index finds the one user; unknown: no rows.
+            sql.append("""
+
+                  AND n.user_id = (SELECT au.id FROM tenant_users au
+                                   WHERE au.tenant_id = \(tenantID) AND lower(au.username) = lower(\(name)))
+                """)
+        }
+        if let placeID {
+            sql.append("\n  AND n.place_id = \(placeID)")
+        }
+        return sql
+    }
+
+    /// Finds the users whose names contain `q`, when the search looks at usernames,
+    /// with `ILIKE` over the users' trigram index. Doing it first, as its own statement,
+    /// hands the note query their ids as a value: planned for that value, `user_id =
+    /// ANY(ids)` is estimated exactly (often: no one), where a subquery's result is a
+    /// guess that can talk the planner out of the body's trigram index.
+    func resolved(tenantID: Int64, on connection: PostgresConnection) async throws -> NoteFilters {
+        guard var search, search.field != .body else { return self }
+        var query: PostgresQuery = """
+            SELECT u.id FROM tenant_users u
+            WHERE u.tenant_id = \(tenantID) AND u.username ILIKE \(search.pattern)
+            """
+        query.prepared = false
+        search.userIDs = try await connection.query(query).map { try $0.decode(Int64.self, column: 0) }
+        var resolved = self
+        resolved.search = search
+        return resolved
+    }
+
+    /// Substring search: `ILIKE '%…%'` on the body is answered by the pg_trgm GIN index
+    /// on `(tenant_id, body)`; usernames were matched beforehand (`resolved`), and their
+    /// notes are found through the `(tenant_id, user_id, …)` index. For `in=all` the
+    /// planner ORs the two bitmap scans.
+    private func searchCondition(_ search: Search, tenantID: Int64) -> PostgresQuery {
+        let body: PostgresQuery = "n.body ILIKE \(search.pattern)"
+        let username: PostgresQuery
+        switch search.userIDs {
+        case .some(let ids) where ids.isEmpty:
+            // No name matches: say so plainly rather than give the planner an empty array to cost.
+            return search.field == .username ? "false" : body
+        case .some(let ids):
+            username = "n.user_id = ANY (\(ids))"
+        case .none:
+            // Unresolved (no caller should leave it so): the same match as a subquery, right if planned blind.
+            username = """
+                n.user_id = ANY (ARRAY(SELECT su.id FROM tenant_users su
+                                       WHERE su.tenant_id = \(tenantID) AND su.username ILIKE \(search.pattern)))
+                """
+        }
+        switch search.field {
+        case .body: return body
+        case .username: return username
+        case .all: return "(\(body) OR \(username))"
+        }
+    }
+
+    /// Search patterns make good and bad plans depend on the text, so such statements
+    /// are planned for their own values each time rather than prepared once.
+    var needsCustomPlan: Bool { search != nil }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// The field rules of API.md's Notes section, shared by create and update.
+enum NoteRules {
+    static let maximumBodyLength = 500
+
+    /// The body as stored (trimmed at both ends), or the problem with it.
+    /// Lengths count Unicode code points, as the table's `char_length` CHECK does.
+    static func body(_ raw: String) -> Result<String, Problem> {
+        let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        let length = trimmed.unicodeScalars.count
+        guard length >= 1, length <= maximumBodyLength else {
+            return .failure(Problem("must be 1 to \(maximumBodyLength) characters"))
+        }
+        guard !containsForbiddenControl(trimmed) else {
+            return .failure(Problem("must not contain control characters other than newline and tab"))
+        }
+        return .success(trimmed)
+    }
+
+    /// Control characters (Unicode category Cc) other than newline and tab; NUL among them,
+    /// which PostgreSQL text cannot hold.
+    static func containsForbiddenControl(_ text: String) -> Bool {
+        text.unicodeScalars.contains { scalar in
+            scalar.properties.generalCategory == .control && scalar != "\n" && scalar != "\t"
+        }
+    }
+
+    static func visibility(_ raw: String) -> Result<Note.Visibility, Problem> {
+        guard let visibility = Note.Visibility(rawValue: raw) else { return .failure(Problem("must be public or private")) }
+        return .success(visibility)
+    }
+
+    /// Parses an id as the API spells it: decimal digits, positive, fitting in a bigint.
+    static func id(_ text: some StringProtocol) -> Int64? {
+        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let value = Int64(text), value > 0
+        else { return nil }
+        return value
+    }
+
+    /// Reads `lat` and `lng` from a note body: finite numbers in WGS 84 range.
+    static func coordinates(_ reader: inout JSONObjectReader) -> (lat: Double, lng: Double)? {
+        let lat = reader.number("lat")
+        let lng = reader.number("lng")
+        if let lat, !(lat.isFinite && (-90...90).contains(lat)) { reader.fail("lat", "must be a number from -90 to 90") }
+        if let lng, !(lng.isFinite && (-180...180).contains(lng)) { reader.fail("lng", "must be a number from -180 to 180") }
+        guard let lat, let lng, lat.isFinite, lng.isFinite, (-90...90).contains(lat), (-180...180).contains(lng) else {
+            return nil
+        }
+        return (lat, lng)
+    }
+
+    /// Reads `place_id`: absent, null, or a string id. Whether the place exists is the database's call.
+    static func placeID(_ reader: inout JSONObjectReader) -> Int64?? {
+        guard reader.contains("place_id") else {
+            _ = reader.string("place_id", required: false)
+            return .none
+        }
+        guard let text = reader.string("place_id", nullable: true) else { return .some(nil) }
+        guard let id = id(text) else {
+            reader.fail("place_id", "must be a place id (a string of digits) or null")
+            return .none
+        }
+        return .some(id)
+    }
+
+    struct Problem: Error, Equatable {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+}

@@ -1,0 +1,99 @@
+import Postgres
+
+/// Single-note reads and writes. Every call runs inside the caller's tenant
+/// transaction and names the tenant too, so the `(tenant_id, id)` key serves it.
+/// Reads go through `tenant_notes`/`tenant_users` (migration 0004); writes go to
+/// the tables under row-level security.
+struct NoteStore: Sendable {
+    /// Why a note cannot be changed by this caller.
+    enum Access: Sendable {
+        case allowed(Note)
+        /// Invisible to the caller: another's private note, or no such note.
+        case notFound
+        /// Visible but someone else's.
+        case notAuthor
+    }
+
+    /// The note if `viewer` may see it (public, or their own).
+    func find(tenantID: Int64, id: Int64, viewerID: Int64, on connection: PostgresConnection) async throws -> Note? {
+        let rows = try await connection.query("""
+            SELECT \(Note.columns)
+            FROM tenant_notes n
+            JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+            WHERE n.tenant_id = \(tenantID) AND n.id = \(id)
+              AND (n.visibility = 'public' OR n.user_id = \(viewerID))
+            """)
+        return try rows.first.map { try Note(row: $0, viewer: viewerID) }
+    }
+
+    /// Locks the note for a change by `viewer` and says whether they may make it.
+    func lockForChange(tenantID: Int64, id: Int64, viewerID: Int64, on connection: PostgresConnection) async throws -> Access {
+        let rows = try await connection.query("""
+            SELECT \(Note.columns)
+            FROM notes n
+            JOIN users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+            WHERE n.tenant_id = \(tenantID) AND n.id = \(id)
+            FOR UPDATE OF n
+            """)
+        guard let row = rows.first else { return .notFound }
+        let note = try Note(row: row, viewer: viewerID)
+        if note.isMine { return .allowed(note) }
+        return note.visibility == .public ? .notAuthor : .notFound
+    }
+
+    /// Inserts a note by `authorID`; an unknown place is `422` on `place_id`.
+    func create(tenantID: Int64, authorID: Int64, draft: NoteDraft, on connection: PostgresConnection) async throws -> Note {
+        let rows = try await mappingPlaceError {
+            try await connection.query("""
+                WITH inserted AS (
+                    INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id)
+                    VALUES (\(tenantID), \(authorID), \(draft.body),
+                            ST_SetSRID(ST_MakePoint(\(draft.lng), \(draft.lat)), 4326)::geography,
+                            \(draft.visibility.rawValue), \(draft.placeID))
+                    RETURNING *
+                )
+                SELECT \(Note.columns)
+                FROM inserted n
+                JOIN users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+                """)
+        }
+        return try Note(row: rows[0], viewer: authorID)
+    }
+
+    /// Applies a patch to a note already locked with `lockForChange`.
+    func update(tenantID: Int64, id: Int64, patch: NotePatch, viewerID: Int64, on connection: PostgresConnection) async throws -> Note {
+        let placeChanges = patch.placeID != nil
+        let rows = try await mappingPlaceError {
+            try await connection.query("""
+                WITH updated AS (
+                    UPDATE notes
+                    SET body = coalesce(\(patch.body), body),
+                        visibility = coalesce(\(patch.visibility?.rawValue), visibility),
+                        place_id = CASE WHEN \(placeChanges) THEN \(patch.placeID ?? nil) ELSE place_id END,
+                        updated_at = clock_timestamp()
+                    WHERE tenant_id = \(tenantID) AND id = \(id)
+                    RETURNING *
+                )
+                SELECT \(Note.columns)
+                FROM updated n
+                JOIN users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+                """)
+        }
+        guard let row = rows.first else { throw AppError.notFound("note") }
+        return try Note(row: row, viewer: viewerID)
+    }
+
+    func delete(tenantID: Int64, id: Int64, on connection: PostgresConnection) async throws {
+        try await connection.query("DELETE FROM notes WHERE tenant_id = \(tenantID) AND id = \(id)")
+    }
+
+    /// The foreign key on `(tenant_id, place_id)` is the check that the place exists in
+    /// this tenant, race-free; its violation is the client's mistake, not ours.
+    private func mappingPlaceError<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PostgresError where error.sqlState == "23503" && error.constraintName == "notes_tenant_id_place_id_fkey" {
+            throw AppError.validation(field: "place_id", "is not a place")
+        }
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LandmarkRemark
+import Postgres
+import Testing
+
+/// Runs the real application on a real socket, for streams.
+func withLiveApp(
+    _ adjust: (inout AppConfiguration) -> Void = { _ in },
+    _ body: @Sendable (any TestClientProtocol, Int) async throws -> Void
+) async throws {
+    try await TestEnvironment.migrate()
+    let app = try await buildApplication(configuration: try TestEnvironment.configuration(adjust), logger: TestEnvironment.logger)
+    try await app.test(.live) { client in
+        try await body(client, try #require(client.port))
+    }
+}
+
+extension Account {
+    func stream(port: Int, query: String = "", lastEventID: String? = nil) async throws -> SSEClient {
+        var headers = ["Authorization": "Bearer \(accessToken)"]
+        if let lastEventID { headers["Last-Event-ID"] = lastEventID }
+        let client = try await SSEClient.connect(port: port, path: "/v1/events" + query, headers: headers)
+        #expect(client.status == 200)
+        return client
+    }
+}
+
+extension SSEClient.Event {
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any] ?? [:] }
+}
+
+/// Inserts notes as the owner from `writers` concurrent connections; the triggers log them as the API's writes are.
+func insertNotes(tenant: String, userID: String, count: Int, writers: Int, body: String = "burst") async throws {
+    let tenantID = try await NotesFixture.tenantID(tenant)
+    let user = try #require(Int64(userID))
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for writer in 0..<writers {
+            group.addTask {
+                try await TestEnvironment.withOwnerPool { pool in
+                    for index in stride(from: writer, to: count, by: writers) {
+                        try await pool.query("""
+                            INSERT INTO notes (tenant_id, user_id, body, location)
+                            VALUES (\(tenantID), \(user), \("\(body) \(index)"), ST_SetSRID(ST_MakePoint(151.2, -33.8), 4326)::geography)
+                            """)
+                    }
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+}
+
+@Suite(.timeLimit(.minutes(3))) struct EventsTests {
+    @Test func aSubscriberSeesItsTenantsChangesInOrderAndNothingElse() async throws {
+        let a = try await TestEnvironment.makeTenant()
+        let b = try await TestEnvironment.makeTenant()
+        try await withLiveApp { client, port in
+            let watcher = try await client.signup("watcher", tenant: a)
+            let writer = try await client.signup("writer", tenant: a)
+            let stranger = try await client.signup("stranger", tenant: b)
+            let stream = try await watcher.stream(port: port)
+            defer { stream.close() }
+
+            _ = try await client.createNote(stranger, "other tenant", lat: 1, lng: 1)
+            _ = try await client.createNote(writer, "secret", lat: 1, lng: 1, visibility: "private")
+            let note = try await client.createNote(writer, "hello", lat: -33.86, lng: 151.21)
+            let id = try #require(note["id"] as? String)
+            #expect(try await client.call(.patch, "/v1/notes/\(id)", json: ["body": "hello again"], token: writer.accessToken).status == .ok)
+            #expect(try await client.call(.delete, "/v1/notes/\(id)", token: writer.accessToken).status == .noContent)
+
+            let events = try await stream.events(count: 3)
+            #expect(events.map(\.event) == ["note.created", "note.updated", "note.deleted"])
+            #expect(events[0].json["body"] as? String == "hello")
+            #expect(events[0].json["is_mine"] as? Bool == false)
+            #expect((events[0].json["author"] as? [String: Any])?["username"] as? String == "writer")
+            #expect(events[1].json["body"] as? String == "hello again")
+            #expect(events[2].json.keys.sorted() == ["id"])
+            let ids = events.compactMap { $0.id.flatMap { Int($0) } }
+            #expect(ids == ids.sorted() && Set(ids).count == 3)
+            // Nothing else arrives: not B's note, not the private one.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await stream.events(count: 4, timeout: .milliseconds(1)).count == 3)
+        }
+    }
+
+    @Test func theAuthorSeesTheirOwnPrivateNotesAndBboxFilters() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { client, port in
+            let author = try await client.signup("author", tenant: tenant)
+            let everything = try await author.stream(port: port)
+            let sydney = try await author.stream(port: port, query: "?bbox=150,-35,152,-33")
+            let pacific = try await author.stream(port: port, query: "?bbox=170,-20,-170,20")
+            defer { [everything, sydney, pacific].forEach { $0.close() } }
+            _ = try await client.createNote(author, "mine only", lat: -33.8, lng: 151.2, visibility: "private")
+            _ = try await client.createNote(author, "fiji", lat: -17.7, lng: 178.0)
+            _ = try await client.createNote(author, "samoa", lat: -13.8, lng: -171.8)
+            _ = try await client.createNote(author, "london", lat: 51.5, lng: -0.1)
+            let all = try await everything.events(count: 4)
+            #expect(all.map { $0.json["body"] as? String } == ["mine only", "fiji", "samoa", "london"])
+            #expect(all[0].json["is_mine"] as? Bool == true)
+            #expect(all[0].json["visibility"] as? String == "private")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await sydney.events(count: 2, timeout: .milliseconds(1)).map { $0.json["body"] as? String } == ["mine only"])
+            #expect(try await pacific.events(count: 3, timeout: .milliseconds(1)).map { $0.json["body"] as? String } == ["fiji", "samoa"])
+        }
+    }
+
+    @Test func resumingWithLastEventIDReplaysExactlyWhatWasMissed() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { client, port in
+            let account = try await client.signup("resumer", tenant: tenant)
+            let first = try await account.stream(port: port)
+            _ = try await client.createNote(account, "before", lat: 0, lng: 0)
+            let seen = try await first.events(count: 1)
+            let lastID = try #require(seen.last?.id)
+            first.close()
+            try await insertNotes(tenant: tenant, userID: account.userID, count: 50, writers: 1, body: "missed")
+            let resumed = try await account.stream(port: port, lastEventID: lastID)
+            defer { resumed.close() }
+            let replayed = try await resumed.events(count: 50)
+            #expect(replayed.count == 50)
+            #expect(replayed.map { $0.json["body"] as? String } == (0..<50).map { "missed \($0)" })
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await resumed.events(count: 51, timeout: .milliseconds(1)).count == 50)
+            // The query parameter works for clients that cannot set headers.
+            let viaQuery = try await account.stream(port: port, query: "?last_event_id=\(lastID)")
+            defer { viaQuery.close() }
+            #expect(try await viaQuery.events(count: 50).count == 50)
+        }
+    }
+
+    @Test func aBurstReachesTwentyStreamsCompleteAndInOrder() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({ $0.poolSize = 8; $0.eventStreamsPerUser = 20 }) { client, port in
+            let account = try await client.signup("burst", tenant: tenant)
+            var streams: [SSEClient] = []
+            for _ in 0..<20 { streams.append(try await account.stream(port: port)) }
+            defer { streams.forEach { $0.close() } }
+            try await insertNotes(tenant: tenant, userID: account.userID, count: 1000, writers: 4)
+            for stream in streams {
+                let events = try await stream.events(count: 1000, timeout: .seconds(60))
+                let ids = events.compactMap { $0.id.flatMap { Int($0) } }
+                #expect(ids.count == 1000)
+                #expect(ids == ids.sorted())
+                #expect(Set(ids).count == 1000)
+                #expect(Set(events.compactMap { $0.json["body"] as? String }).count == 1000)
+            }
+        }
+    }
+
+    @Test func losingTheListenerConnectionLosesNoEvent() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { client, port in
+            let account = try await client.signup("survivor", tenant: tenant)
+            let stream = try await account.stream(port: port)
+            defer { stream.close() }
+            try await insertNotes(tenant: tenant, userID: account.userID, count: 10, writers: 1, body: "before")
+            #expect(try await stream.events(count: 10).count == 10)
+            try await TestEnvironment.withOwnerPool { pool in
+                try await pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN \"lr_events\"'")
+            }
+            try await insertNotes(tenant: tenant, userID: account.userID, count: 10, writers: 1, body: "after")
+            let events = try await stream.events(count: 20)
+            #expect(events.count == 20)
+            #expect(events.suffix(10).map { $0.json["body"] as? String } == (0..<10).map { "after \($0)" })
+        }
+    }
+
+    @Test func expiredTokensAreRefusedAndRevokedSessionsClosed() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({ $0.eventHeartbeat = .seconds(1) }) { client, port in
+            let account = try await client.signup("revoked", tenant: tenant)
+            let refused = try await SSEClient.connect(port: port, path: "/v1/events", headers: ["Authorization": "Bearer lr_at_" + String(repeating: "x", count: 43)])
+            #expect(refused.status == 401)
+            refused.close()
+            let stream = try await account.stream(port: port)
+            #expect(try await client.call(.post, "/v1/auth/logout", token: account.accessToken).status == .noContent)
+            #expect(try await stream.waitForClose(timeout: .seconds(5)))
+        }
+    }
+
+    @Test func heartbeatsAndStreamLimits() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({ $0.eventHeartbeat = .seconds(1); $0.eventStreamsPerUser = 2 }) { client, port in
+            let account = try await client.signup("limited", tenant: tenant)
+            let one = try await account.stream(port: port)
+            let two = try await account.stream(port: port)
+            defer { one.close(); two.close() }
+            let three = try await SSEClient.connect(port: port, path: "/v1/events", headers: ["Authorization": "Bearer \(account.accessToken)"])
+            #expect(three.status == 429)
+            three.close()
+            let badResume = try await SSEClient.connect(port: port, path: "/v1/events?last_event_id=abc", headers: ["Authorization": "Bearer \(account.accessToken)"])
+            #expect(badResume.status == 400)
+            badResume.close()
+            try await Task.sleep(for: .milliseconds(2500))
+            #expect(one.comments >= 2)
+        }
+    }
+}

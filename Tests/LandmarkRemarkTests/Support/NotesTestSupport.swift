@@ -1,0 +1,106 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Postgres
+import Testing
+
+/// Helpers shared by the Notes* suites.
+extension TestClientProtocol {
+    /// Creates a note through the API and returns its JSON; records an issue unless `201`.
+    @discardableResult
+    func createNote(
+        _ account: Account, _ body: String, lat: Double, lng: Double,
+        visibility: String? = nil, placeID: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> [String: Any] {
+        var json: [String: Any] = ["body": body, "lat": lat, "lng": lng]
+        if let visibility { json["visibility"] = visibility }
+        if let placeID { json["place_id"] = placeID }
+        let response = try await call(.post, "/v1/notes", json: json, token: account.accessToken)
+        #expect(response.status == .created, "create failed: \(response.body)", sourceLocation: sourceLocation)
+        return response.json
+    }
+
+    /// `GET path` expecting `200` and a page; returns its items and next cursor.
+    func page(_ path: String, token: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> (items: [[String: Any]], next: String?) {
+        let response = try await call(.get, path, token: token)
+        #expect(response.status == .ok, "\(path): \(response.body)", sourceLocation: sourceLocation)
+        return (response.json["items"] as? [[String: Any]] ?? [], response.json["next_cursor"] as? String)
+    }
+
+    /// Walks every page of a list and returns all items in order.
+    func walk(_ path: String, token: String, limit: Int = 50) async throws -> [[String: Any]] {
+        var items: [[String: Any]] = []
+        var cursor: String?
+        repeat {
+            var url = path + (path.contains("?") ? "&" : "?") + "limit=\(limit)"
+            if let cursor { url += "&cursor=\(cursor)" }
+            let page = try await page(url, token: token)
+            items += page.items
+            cursor = page.next
+        } while cursor != nil
+        return items
+    }
+
+    /// The ids of a list's items, all pages.
+    func ids(_ path: String, token: String) async throws -> [String] {
+        try await walk(path, token: token).compactMap { $0["id"] as? String }
+    }
+}
+
+/// Percent-encodes a query value so every character but the unreserved ones travels escaped.
+func queryValue(_ text: String) -> String {
+    text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~,")) ?? text
+}
+
+enum NotesFixture {
+    /// The id of the tenant with `slug`.
+    static func tenantID(_ slug: String) async throws -> Int64 {
+        try await TestEnvironment.ownerScalar("SELECT id FROM tenants WHERE slug = \(slug)", as: Int64.self)
+    }
+
+    /// How many notes the tenant holds, counted as the owner (past row-level security).
+    static func noteCount(_ slug: String) async throws -> Int {
+        try await TestEnvironment.ownerScalar(
+            "SELECT count(*) FROM notes n JOIN tenants t ON t.id = n.tenant_id WHERE t.slug = \(slug)", as: Int.self)
+    }
+
+    /// Creates a place as the owner (places have no API yet) and returns its id as the API spells it.
+    static func makePlace(_ slug: String, name: String = "Somewhere", lat: Double = 0, lng: Double = 0) async throws -> String {
+        let id = try await TestEnvironment.ownerScalar("""
+            INSERT INTO places (tenant_id, name, location, kind)
+            SELECT id, \(name), ST_SetSRID(ST_MakePoint(\(lng), \(lat)), 4326)::geography, 'default'
+            FROM tenants WHERE slug = \(slug)
+            RETURNING id
+            """, as: Int64.self)
+        return String(id)
+    }
+
+    /// PostGIS' own spheroid distance from `(lat, lng)` to each note of the tenant, by id.
+    static func distances(_ slug: String, lat: Double, lng: Double) async throws -> [String: Double] {
+        try await TestEnvironment.withOwnerPool { pool in
+            let rows = try await pool.query("""
+                SELECT n.id, ST_Distance(n.location, ST_SetSRID(ST_MakePoint(\(lng), \(lat)), 4326)::geography)
+                FROM notes n JOIN tenants t ON t.id = n.tenant_id WHERE t.slug = \(slug)
+                """)
+            var result: [String: Double] = [:]
+            for row in rows {
+                let (id, distance) = try row.decode((Int64, Double).self)
+                result[String(id)] = distance
+            }
+            return result
+        }
+    }
+
+    /// The point `distance` metres from `(lat, lng)` along `azimuth` degrees, on the spheroid (PostGIS' ST_Project).
+    static func project(lat: Double, lng: Double, distance: Double, azimuth: Double) async throws -> (lat: Double, lng: Double) {
+        try await TestEnvironment.withOwnerPool { pool in
+            let rows = try await pool.query("""
+                SELECT ST_Y(p::geometry), ST_X(p::geometry)
+                FROM (SELECT ST_Project(ST_SetSRID(ST_MakePoint(\(lng), \(lat)), 4326)::geography, \(distance), radians(\(azimuth))) AS p) projected
+                """)
+            let (lat, lng) = try rows[0].decode((Double, Double).self)
+            return (lat, lng)
+        }
+    }
+}

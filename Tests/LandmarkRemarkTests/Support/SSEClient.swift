@@ -1,0 +1,151 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A minimal Server-Sent Events client over a plain socket, for tests against
+/// a live server: it reads on a thread of its own, undoes chunked encoding,
+/// and collects events (comments are counted, not returned).
+final class SSEClient: Sendable {
+    struct Event: Sendable, Equatable {
+        let id: String?
+        let event: String?
+        let data: String
+    }
+
+    private struct State {
+        var status: Int?
+        var events: [Event] = []
+        var comments = 0
+        var closed = false
+    }
+
+    private let socket: Int32
+    private let state = Mutex(State())
+
+    /// Connects and sends `GET path`; returns once the status line has arrived.
+    static func connect(port: Int, path: String, headers: [String: String]) async throws -> SSEClient {
+        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { Glibc.close(descriptor); throw SSEError.connect }
+        var request = "GET \(path) HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        request += "\r\n"
+        _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
+        let client = SSEClient(socket: descriptor)
+        Thread.detachNewThread { client.readLoop() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while client.status == nil, !client.isClosed, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        return client
+    }
+
+    private init(socket: Int32) { self.socket = socket }
+
+    var status: Int? { state.withLock { $0.status } }
+    var isClosed: Bool { state.withLock { $0.closed } }
+    var comments: Int { state.withLock { $0.comments } }
+
+    /// Waits until `count` events have arrived (or the timeout passes) and returns all so far.
+    func events(count: Int, timeout: Duration = .seconds(20)) async throws -> [Event] {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let (events, closed) = state.withLock { ($0.events, $0.closed) }
+            if events.count >= count || closed { return events }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return state.withLock { $0.events }
+    }
+
+    /// Waits for the server to close the stream.
+    func waitForClose(timeout: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !isClosed, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        return isClosed
+    }
+
+    func close() {
+        shutdown(socket, Int32(SHUT_RDWR))
+    }
+
+    deinit { Glibc.close(socket) }
+
+    private func readLoop() {
+        var raw = [UInt8]()
+        var headersDone = false
+        var chunked = false
+        var body = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var ended = false
+        while !ended {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            raw += buffer[0..<count]
+            if !headersDone, let end = Self.find([13, 10, 13, 10], in: raw) {
+                let head = String(decoding: raw[0..<end], as: UTF8.self)
+                let statusCode = head.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+                chunked = head.lowercased().contains("transfer-encoding: chunked")
+                state.withLock { $0.status = statusCode }
+                raw.removeFirst(end + 4)
+                headersDone = true
+            }
+            guard headersDone else { continue }
+            if chunked {
+                while let lineEnd = Self.find([13, 10], in: raw),
+                    let size = Int(String(decoding: raw[0..<lineEnd], as: UTF8.self), radix: 16),
+                    raw.count >= lineEnd + 2 + size + 2
+                {
+                    body += raw[(lineEnd + 2)..<(lineEnd + 2 + size)]
+                    raw.removeFirst(lineEnd + 2 + size + 2)
+                    // The zero-length chunk ends the response; the connection itself may stay open.
+                    if size == 0 { ended = true }
+                }
+            } else {
+                body += raw
+                raw.removeAll()
+            }
+            while let end = Self.find([10, 10], in: body) {
+                parse(String(decoding: body[0..<end], as: UTF8.self))
+                body.removeFirst(end + 2)
+            }
+        }
+        state.withLock { $0.closed = true }
+    }
+
+    private func parse(_ block: String) {
+        var id: String?
+        var event: String?
+        var data: [String] = []
+        var comment = false
+        for line in block.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix(":") { comment = true; continue }
+            if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
+            if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
+            if line.hasPrefix("data: ") { data.append(String(line.dropFirst(6))) }
+        }
+        state.withLock { state in
+            if data.isEmpty {
+                if comment { state.comments += 1 }
+            } else {
+                state.events.append(Event(id: id, event: event, data: data.joined(separator: "\n")))
+            }
+        }
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for index in 0...(haystack.count - needle.count) where haystack[index] == needle[0] {
+            if Array(haystack[index..<(index + needle.count)]) == needle { return index }
+        }
+        return nil
+    }
+
+    enum SSEError: Error { case connect }
+}
