@@ -1,4 +1,4 @@
-.PHONY: run test build db-start db-stop psql bench clean
+.PHONY: run test test-integration build db-start db-stop psql bench clean
 
 ## Start a local PostgreSQL (unless LR_DATABASE_URL is set), migrate, seed the demo tenant and serve on 127.0.0.1:8080.
 run:
@@ -7,6 +7,10 @@ run:
 ## Install what is missing, start a throwaway PostgreSQL, run every test, stop it.
 test:
 	scripts/test.sh
+
+## nginx in front of two replicas, graceful shutdown, backup and restore, deploy/ checks (own PostgreSQL; `make test` runs it too).
+test-integration:
+	scripts/test-integration.sh
 
 build:
 	swift build
@@ -23,3 +27,12 @@ psql:
 clean:
 	scripts/postgres.sh stop
 	rm -rf .build .data
+
+## The benchmark: own PostgreSQL, 1,000,000 notes, wrk through nginx vs pgbench; report in bench/results/.
+bench:
+	bench/run.sh
+
+.PHONY: bench-quick
+## The same with 100,000 notes, 8 and 32 connections, 5-second runs.
+bench-quick:
+	bench/run.sh --quick

@@ -33,3 +33,6 @@ export LR_TEST_POSTGRES_RESTART="$PWD/scripts/postgres.sh restart $RESTART_DIR"
 
 swift build --build-tests
 swift test --skip-build "$@"
+# Then the integration test on the same cluster (nginx in front of two replicas,
+# graceful shutdown, backup and restore); skipped when only some tests were asked for.
+if [ $# -eq 0 ]; then scripts/test-integration.sh; fi
