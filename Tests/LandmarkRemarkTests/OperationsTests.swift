@@ -57,6 +57,8 @@ import Testing
             let response = try await client.call(.get, "/metrics")
             #expect(response.status == .ok)
             #expect(response.body.contains("lr_db_pool_open"))
+            #expect(response.body.contains("lr_event_streams_open"))
+            #expect(response.body.contains("lr_password_hashing_waiting"))
         }
     }
 

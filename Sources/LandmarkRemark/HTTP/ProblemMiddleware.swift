@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Metrics
 import Postgres
 import Synchronization
 
@@ -56,8 +57,13 @@ struct ProblemMiddleware: RouterMiddleware {
             // Other library errors that carry a status (a body over the limit, say): keep the status, not the text.
             problem = Self.problem(for: HTTPError(error.status))
         case let error as PostgresError where error.isUnavailable:
+            Self.countDatabaseError(error)
             context.logger.warning("database unavailable", metadata: ["error": .string(String(reflecting: error))])
             problem = .unavailable()
+        case let error as PostgresError:
+            Self.countDatabaseError(error)
+            context.logger.error("unexpected database error", metadata: ["error": .string(String(reflecting: error))])
+            problem = .internalError
         case is CancellationError:
             problem = .unavailable()
         default:
@@ -65,6 +71,12 @@ struct ProblemMiddleware: RouterMiddleware {
             problem = .internalError
         }
         return Self.response(for: problem, requestID: context.requestID)
+    }
+
+    /// Database failures that reached the client, by SQLSTATE class (`08` connection, `23` constraint, …).
+    static func countDatabaseError(_ error: PostgresError) {
+        let sqlClass = error.sqlState.map { String($0.prefix(2)) } ?? "\(error.kind)"
+        Counter(label: "lr_db_errors_total", dimensions: [("sqlstate_class", sqlClass)]).increment()
     }
 
     static func response(for problem: AppError, requestID: String) -> Response {

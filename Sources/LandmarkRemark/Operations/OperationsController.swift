@@ -43,6 +43,8 @@ struct OperationsController {
         registry.makeGauge(descriptor: .init(metricName: "lr_db_pool_waiting", unitName: "", helpText: "Requests waiting for a database connection")).set(Int64(statistics.waiting))
         registry.makeGauge(descriptor: .init(metricName: "lr_password_hashing_in_flight", unitName: "", helpText: "scrypt operations running")).set(Int64(services.hashing.inFlight))
         registry.makeGauge(descriptor: .init(metricName: "lr_password_hashing_waiting", unitName: "", helpText: "scrypt operations queued")).set(Int64(services.hashing.waiting))
+        registry.makeGauge(descriptor: .init(metricName: "lr_event_streams_open", unitName: "", helpText: "Open /v1/events streams"))
+            .set(Int64(services.events.openStreams))
         var buffer = [UInt8]()
         registry.emit(into: &buffer)
         return Response(
