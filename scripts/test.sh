@@ -36,3 +36,6 @@ swift test --skip-build "$@"
 # Then the integration test on the same cluster (nginx in front of two replicas,
 # graceful shutdown, backup and restore); skipped when only some tests were asked for.
 if [ $# -eq 0 ]; then scripts/test-integration.sh; fi
+# And property-based fuzzing of every operation against the OpenAPI document
+# (its own cluster and service; a bounded number of examples, FUZZ_MAX_EXAMPLES).
+if [ $# -eq 0 ]; then scripts/fuzz.sh; fi

@@ -26,6 +26,8 @@ public struct AppConfiguration: Sendable {
     public var loginFailuresPerUser = 5
     public var loginFailuresPerAddress = 50
     public var logLevel = Logger.Level.info
+    /// The OpenAPI document served at `/v1/openapi.json`, read once when the router is built.
+    public var openAPIPath = "openapi/openapi.json"
     /// Event streams: how many one user and one process may hold open, and the keep-alive interval.
     public var eventStreamsPerUser = 5
     public var eventStreamsPerProcess = 2000
@@ -66,6 +68,7 @@ public struct AppConfiguration: Sendable {
             throw ConfigurationError(variable: "LR_LOG_LEVEL", message: "must be one of trace, debug, info, notice, warning, error, critical")
         }
         logLevel = parsedLevel
+        openAPIPath = reader.string("LR_OPENAPI_PATH", default: openAPIPath)
         eventStreamsPerUser = try reader.integer("LR_EVENTS_MAX_STREAMS_PER_USER", default: eventStreamsPerUser, range: 1...1000)
         eventStreamsPerProcess = try reader.integer("LR_EVENTS_MAX_STREAMS", default: eventStreamsPerProcess, range: 1...100_000)
         eventHeartbeat = .seconds(try reader.integer("LR_EVENTS_HEARTBEAT_SECONDS", default: 15, range: 1...300))

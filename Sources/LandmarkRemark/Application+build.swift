@@ -60,6 +60,7 @@ func buildRouter(services: AppServices, registry: PrometheusCollectorRegistry) -
     router.add(middleware: ProblemMiddleware(trustedProxies: services.configuration.trustedProxies))
 
     OperationsController(services: services, registry: registry).register(on: router)
+    OpenAPIController(path: services.configuration.openAPIPath).register(on: router)
 
     let auth = AuthController(services: services)
     let users = UsersController(services: services, auth: auth)

@@ -170,6 +170,10 @@ final class LibPQConnection: @unchecked Sendable {
             case .null:
                 starts.append(nil); lengths.append(0); formats.append(0)
             case .text(let text):
+                // libpq takes text values as C strings: a NUL would silently cut the value short.
+                guard !text.utf8.contains(0) else {
+                    throw PostgresError(kind: .invalidValue, message: "a text parameter contains a NUL character, which PostgreSQL text cannot hold")
+                }
                 starts.append(buffer.count)
                 buffer.append(contentsOf: text.utf8)
                 buffer.append(0)

@@ -21,6 +21,8 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
         case decoding
         /// The connection string or another setting is invalid.
         case invalidConfiguration
+        /// A parameter value PostgreSQL cannot take (text with a NUL); nothing was sent.
+        case invalidValue
     }
 
     public var kind: Kind
@@ -64,7 +66,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
             // Class 08 (connection exception), 57P01..57P03 (shutdown, cannot connect now).
             guard let state = sqlState else { return false }
             return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
-        case .decoding, .invalidConfiguration: return false
+        case .decoding, .invalidConfiguration, .invalidValue: return false
         }
     }
 
@@ -73,7 +75,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
         if let sqlState { text += " SQLSTATE \(sqlState)" }
         if let constraintName { text += " constraint \(constraintName)" }
         if let tableName { text += " table \(tableName)" }
-        if kind == .decoding || kind == .invalidConfiguration || kind == .poolTimeout || kind == .poolClosed {
+        if kind == .decoding || kind == .invalidConfiguration || kind == .poolTimeout || kind == .poolClosed || kind == .invalidValue {
             // Client-side messages are ours and never quote values.
             text += ": \(message)"
         }

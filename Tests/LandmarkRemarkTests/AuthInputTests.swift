@@ -78,4 +78,20 @@ import Testing
             #expect(basic.code == "unauthenticated")
         }
     }
+
+    /// Found by fuzzing: a NUL in a text field was cut short by libpq and surfaced as a 500.
+    @Test func nulCharactersAreAValidationErrorAndLengthsCountCharacters() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let login = try await client.call(.post, "/v1/auth/login", json: ["username": "a\u{0}b", "password": "x"], tenant: tenant)
+            #expect(login.status == .unprocessableContent)
+            #expect((login.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "username")
+            let signup = try await client.call(.post, "/v1/auth/signup", json: ["username": "nul", "password": "pass\u{0}word long"], tenant: tenant)
+            #expect(signup.code == "validation_failed")
+            // 200 two-byte characters are 200 characters, within the 254 allowed.
+            let long = try await client.call(.post, "/v1/auth/login", json: ["username": String(repeating: "é", count: 200), "password": "x"], tenant: tenant)
+            #expect(long.code == "invalid_credentials")
+            #expect(long.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
+        }
+    }
 }

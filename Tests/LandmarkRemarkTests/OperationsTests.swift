@@ -7,7 +7,9 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct OperationsTests {
     @Test func healthAndReadiness() async throws {
         try await withApp { client in
-            #expect(try await client.call(.get, "/healthz").status == .ok)
+            let health = try await client.call(.get, "/healthz")
+            #expect(health.status == .ok)
+            #expect(health.headers[.contentType] == "text/plain; charset=utf-8")
             let ready = try await client.call(.get, "/readyz")
             #expect(ready.status == .ok)
             #expect(ready.headers[HTTPField.Name("X-Request-Id")!]?.isEmpty == false)

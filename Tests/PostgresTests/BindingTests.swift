@@ -118,4 +118,15 @@ import Testing
             #expect(echo == "same")
         }
     }
+
+    @Test func textWithNULIsRefusedRatherThanCut() async throws {
+        try await withPool { pool in
+            let error = await #expect(throws: PostgresError.self) { try await pool.query("SELECT \("a\u{0}b")::text") }
+            #expect(error?.kind == .invalidValue)
+            let arrayError = await #expect(throws: PostgresError.self) { try await pool.query("SELECT \(["ok", "a\u{0}b"])::text[]") }
+            #expect(arrayError?.kind == .invalidValue)
+            let still = try await pool.query("SELECT \("fine")::text")
+            #expect(try still[0].decode(String.self, column: 0) == "fine")
+        }
+    }
 }

@@ -53,7 +53,7 @@ struct AuthController {
         var body = try await request.jsonObject(context: context, limit: services.configuration.bodyLimitBytes)
         let login = body.string("username")
         let password = body.string("password")
-        if let login, login.isEmpty || login.utf8.count > 254 { body.fail("username", "must be 1 to 254 characters") }
+        if let login, login.isEmpty || login.unicodeScalars.count > 254 { body.fail("username", "must be 1 to 254 characters") }
         if let password, password.unicodeScalars.count > PasswordPolicy.maximumLength {
             body.fail("password", "must be at most \(PasswordPolicy.maximumLength) characters")
         }

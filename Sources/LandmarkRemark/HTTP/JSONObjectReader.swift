@@ -33,7 +33,10 @@ struct JSONObjectReader {
     mutating func string(_ name: String, required: Bool = true, nullable: Bool = false) -> String? {
         switch value(name, required: required) {
         case .none: return nil
-        case .string(let text): return text
+        case .string(let text):
+            // U+0000 cannot be stored in PostgreSQL text; refuse it here, by field name.
+            guard !text.unicodeScalars.contains("\u{0}") else { fail(name, "must not contain NUL characters"); return nil }
+            return text
         case .null where nullable: return nil
         case .some(let other): fail(name, "must be a string, not \(other.typeName)"); return nil
         }

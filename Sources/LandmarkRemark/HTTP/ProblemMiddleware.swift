@@ -86,6 +86,8 @@ struct ProblemMiddleware: RouterMiddleware {
             errors: problem.errors.isEmpty ? nil : problem.errors, requestId: requestID)
         var headers: HTTPFields = [:]
         if let retryAfter = problem.retryAfter { headers[.retryAfter] = String(retryAfter) }
+        // RFC 9110: a 401 names the scheme that would succeed.
+        if problem.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"landmark-remark\"" }
         var response = (try? Response.json(body, status: problem.status, headers: headers)) ?? Response(status: problem.status)
         response.headers[.contentType] = "application/problem+json"
         return response

@@ -8,7 +8,7 @@ struct OperationsController {
     let registry: PrometheusCollectorRegistry
 
     func register(on router: Router<AppRequestContext>) {
-        router.get("healthz") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
+        router.get("healthz") { _, _ in Self.text("ok\n") }
         router.get("readyz", use: ready)
         router.get("metrics", use: metrics)
     }
@@ -24,7 +24,7 @@ struct OperationsController {
         }
         switch status {
         case .current:
-            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
+            return Self.text("ready\n")
         case .pending(let names):
             throw AppError(.serviceUnavailable, code: "unavailable", title: "Service unavailable",
                            detail: "migrations pending: \(names.joined(separator: ", "))", retryAfter: 5)
@@ -32,6 +32,10 @@ struct OperationsController {
             throw AppError(.serviceUnavailable, code: "unavailable", title: "Service unavailable",
                            detail: "applied migration \(name) differs from this build's file", retryAfter: 5)
         }
+    }
+
+    static func text(_ body: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
     @Sendable func metrics(_ request: Request, context: AppRequestContext) async throws -> Response {
