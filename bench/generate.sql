@@ -1,0 +1,83 @@
+-- Benchmark data, loaded as the owner (landmark_owner) by bench/run.sh:
+--   psql -v users=10000 -v notes=1000000 -v users2=1000 -v notes2=100000 -v places=2000 \
+--        -v hash="$SCRYPT_HASH" -f bench/generate.sql
+-- Notes cluster around the 50 real city centres of bench/cities.tsv: the city is
+-- drawn skewed (index = floor(50 * random()^2), so the first, London, gets ~14%),
+-- the offset is normal (Box-Muller, sigma 4 km). Bodies are 3-19 words drawn
+-- Zipf-like from a word list (common: coffee, harbour, ..., lobster is mid-list),
+-- plus rare words (axolotl ~0.05%, zeppelin ~0.2%). created_at spans a year.
+-- Rows arrive in random spatial order, as real inserts do. No lng is -180, so the
+-- antimeridian trigger (disabled during the load with the event triggers) has
+-- nothing to do.
+\set ON_ERROR_STOP 1
+\timing on
+BEGIN;
+ALTER TABLE users DISABLE TRIGGER USER;
+ALTER TABLE notes DISABLE TRIGGER USER;
+ALTER TABLE places DISABLE TRIGGER USER;
+
+CREATE TEMP TABLE bench_cities (name text, lat float8, lng float8, idx serial);
+\copy bench_cities (name, lat, lng) FROM 'bench/cities.tsv'
+
+CREATE FUNCTION pg_temp.bench_words() RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
+SELECT ARRAY['the','coffee','great','view','here','best','good','food','nice','place',
+ 'park','walk','beer','harbour','lunch','market','sunset','bridge','street','art',
+ 'museum','music','quiet','busy','friendly','staff','cheap','expensive','breakfast','dinner',
+ 'cake','tea','wine','bar','river','beach','garden','church','tower','square',
+ 'pizza','noodles','sushi','tacos','burger','bakery','bookshop','cinema','gallery','lobster',
+ 'oysters','ramen','gelato','brunch','vegan','spicy','rooftop','terrace','ferry','tram',
+ 'station','library','fountain','statue','castle','palace','temple','mosque','cathedral','lighthouse',
+ 'vinyl','records','skatepark','mural','graffiti','jazz','karaoke','dumplings','croissant','espresso',
+ 'kombucha','falafel','ceviche','pierogi','haggis','bibimbap','laksa','pho','churros','baklava']
+$$;
+
+CREATE FUNCTION pg_temp.bench_users(p_tenant bigint, p_count int, p_hash text) RETURNS void LANGUAGE sql AS $$
+INSERT INTO users (tenant_id, username, email, password_hash, created_at)
+SELECT p_tenant,
+       (ARRAY['kim','lee','alex','sam','maria','john','ana','li','wei','omar','fatima','noah','emma','lucas','mia','yuki','raj','sofia','ivan','chen'])[1 + g % 20] || '.' || g,
+       NULL, p_hash, now() - interval '400 days' + random() * interval '30 days'
+FROM generate_series(1, p_count) g
+$$;
+
+CREATE FUNCTION pg_temp.bench_notes(p_tenant bigint, p_count int) RETURNS void LANGUAGE sql AS $$
+INSERT INTO notes (tenant_id, user_id, body, location, visibility, created_at, updated_at)
+SELECT p_tenant,
+       u.ids[1 + floor(random() * array_length(u.ids, 1))::int],
+       CASE WHEN char_length(b.body) < 20 THEN b.body || ' by the old harbour' ELSE rtrim(left(b.body, 140)) END,
+       ST_SetSRID(ST_MakePoint(
+           c.lng + s.r * sin(s.th) / (111.32 * cos(radians(c.lat))),
+           c.lat + s.r * cos(s.th) / 111.32), 4326)::geography,
+       CASE WHEN s.vis < 0.1 THEN 'private' ELSE 'public' END,
+       s.ts, s.ts
+FROM (SELECT g, floor(50 * power(random(), 2))::int + 1 AS ci,
+             sqrt(-2 * ln(1 - random())) * 4.0 AS r, 2 * pi() * random() AS th,
+             now() - random() * interval '365 days' AS ts, random() AS vis, random() AS rare
+      FROM generate_series(1, p_count) g) s
+JOIN bench_cities c ON c.idx = s.ci
+CROSS JOIN (SELECT array_agg(id) AS ids FROM users WHERE tenant_id = p_tenant) u
+CROSS JOIN LATERAL (
+    SELECT string_agg(w[1 + floor(90 * power(random(), 2.5))::int], ' ')
+           || CASE WHEN s.rare < 0.0005 THEN ' axolotl' WHEN s.rare < 0.0025 THEN ' zeppelin' ELSE '' END AS body
+    FROM generate_series(1, 3 + s.g % 17) k, pg_temp.bench_words() w) b
+$$;
+
+SELECT pg_temp.bench_users(id, :users, :'hash') FROM tenants WHERE slug = 'bench';
+SELECT pg_temp.bench_users(id, :users2, :'hash') FROM tenants WHERE slug = 'bench2';
+SELECT pg_temp.bench_notes(id, :notes) FROM tenants WHERE slug = 'bench';
+SELECT pg_temp.bench_notes(id, :notes2) FROM tenants WHERE slug = 'bench2';
+
+INSERT INTO places (tenant_id, name, location, kind, import_key)
+SELECT t.id, initcap((pg_temp.bench_words())[1 + g % 90]) || ' ' || c.name || ' ' || g,
+       ST_SetSRID(ST_MakePoint(c.lng + (random() - 0.5) * 0.1, c.lat + (random() - 0.5) * 0.1), 4326)::geography,
+       'default', 'bench-' || g
+FROM generate_series(1, :places) g
+JOIN bench_cities c ON c.idx = 1 + g % 50
+CROSS JOIN tenants t WHERE t.slug = 'bench';
+
+ALTER TABLE users ENABLE TRIGGER USER;
+ALTER TABLE notes ENABLE TRIGGER USER;
+ALTER TABLE places ENABLE TRIGGER USER;
+COMMIT;
+VACUUM ANALYZE users;
+VACUUM ANALYZE notes;
+VACUUM ANALYZE places;

@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""The measuring half of bench/run.sh (which sets BENCH_* and starts everything).
+
+1. logs in once for a token;
+2. captures the service's own SQL per operation (log_min_duration_statement=0,
+   one request each) and writes bench/pgbench/<op>.sql from it (capture_sql.py);
+3. per operation and concurrency: wrk through nginx, then pgbench with that SQL,
+   with /proc CPU deltas (service, nginx, PostgreSQL) and the service's peak RSS;
+4. a perf profile of the service under nearest-50 load;
+5. writes bench/results/<date>-<mode>.md and prints it.
+"""
+import json
+import math
+import multiprocessing
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from datetime import datetime, timezone
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import capture_sql  # noqa: E402
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+E = os.environ
+MODE = E["BENCH_MODE"]
+WORK = E["BENCH_WORK"]
+SOCK = E["BENCH_SOCKET"]
+PG_PORT = E["BENCH_PG_PORT"]
+SERVICE_PID = int(E["BENCH_SERVICE_PID"])
+URL = E["BENCH_URL"]
+SERVICE_URL = E["BENCH_SERVICE_URL"]
+QUICK = MODE == "quick"
+CONNS = [8, 32] if QUICK else [8, 32, 128]
+DURATION = 5 if QUICK else 20
+WARMUP = 2 if QUICK else 5
+TICK = os.sysconf("SC_CLK_TCK")
+AS_POSTGRES = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+
+OPS = [
+    # name, wrk script, pgbench scripts (weights), description
+    ("nearest", "nearest.lua", ["nearest"], "nearest 50 within 10 km"),
+    ("search", "search.lua", ["search-common", "search-rare"], "text search, coffee / axolotl"),
+    ("viewport", "viewport.lua", ["viewport"], "viewport (bbox of a city)"),
+    ("clusters", "clusters.lua", ["clusters"], "clusters, zoom 10"),
+    ("get", "get.lua", ["get"], "get one note"),
+    ("create", "create.lua", ["create"], "create a note"),
+    ("login", "login.lua", [], "login (scrypt N=2^17)"),
+]
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+def psql(sql):
+    out = subprocess.run(AS_POSTGRES + ["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", SOCK, "-p", PG_PORT,
+                                        "-U", "postgres", "-d", "landmark_remark", "-c", sql],
+                         check=True, capture_output=True, text=True, cwd="/")
+    return out.stdout.strip()
+
+
+def http(method, url, body=None, headers=None):
+    request = urllib.request.Request(url, method=method, data=json.dumps(body).encode() if body is not None else None,
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+# ---- /proc ---------------------------------------------------------------
+
+def stat_fields(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        text = f.read()
+    return text[text.rindex(")") + 2:].split()  # fields from 3 (state) on
+
+
+def children_of(ppid):
+    kids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if int(stat_fields(name)[1]) == ppid:
+                    kids.append(int(name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return kids
+
+
+def ticks(pid, with_children_dead=False):
+    try:
+        f = stat_fields(pid)
+    except OSError:
+        return 0
+    value = int(f[11]) + int(f[12])  # utime, stime
+    if with_children_dead:
+        value += int(f[13]) + int(f[14])  # cutime, cstime: exited (reaped) children
+    return value
+
+
+def tree_ticks(root):
+    # The root with its reaped children, plus its live children (backends, workers).
+    return ticks(root, True) + sum(ticks(k) for k in children_of(root))
+
+
+def postmaster_pid():
+    with open(os.path.join(WORK, "pg", "data", "postmaster.pid")) as f:
+        return int(f.readline())
+
+
+def nginx_pid():
+    with open(os.path.join(WORK, "nginx", "nginx.pid")) as f:
+        return int(f.read().strip())
+
+
+def machine():
+    with open("/proc/stat") as f:
+        parts = [int(x) for x in f.readline().split()[1:]]
+    return sum(parts), parts[3] + parts[4]  # total, idle + iowait
+
+
+def snapshot():
+    total, idle = machine()
+    own = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"service": ticks(SERVICE_PID), "nginx": tree_ticks(nginx_pid()), "postgres": tree_ticks(postmaster_pid()),
+            "driver": (own.ru_utime + own.ru_stime) * TICK, "total": total, "idle": idle, "time": time.time()}
+
+
+def delta(a, b):
+    d = {k: b[k] - a[k] for k in a}
+    d["busy_cores"] = (d["total"] - d["idle"]) / d["total"] * os.cpu_count() if d["total"] else 0
+    return d
+
+
+def status_kb(field):
+    with open(f"/proc/{SERVICE_PID}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def reset_peak_rss():
+    try:
+        with open(f"/proc/{SERVICE_PID}/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+# ---- load generators ------------------------------------------------------
+
+RESULT = re.compile(r"RESULT (.*)")
+
+
+def wrk(op, script, conns, seconds, token, extra_env):
+    env = {**E, **extra_env, "BENCH_DIR": BENCH, "BENCH_TOKEN": token, "BENCH_OP": op, "BENCH_CONNS": str(conns)}
+    command = ["wrk", "-t", str(min(2, conns)), "-c", str(conns), "-d", f"{seconds}s", "--timeout", "10s", "--latency",
+               "-s", os.path.join(BENCH, "wrk", script), URL]
+    out = subprocess.run(command, env=env, capture_output=True, text=True)
+    match = RESULT.search(out.stdout)
+    if not match:
+        log(out.stdout, out.stderr)
+        return None
+    return {k: float(v) for k, v in (kv.split("=") for kv in match.group(1).split()) if k not in ("op",)}
+
+
+def pgbench(names, conns, seconds, tag):
+    prefix = os.path.join(WORK, "pgbench-logs", tag)
+    os.makedirs(os.path.dirname(prefix), exist_ok=True)
+    for old in os.listdir(os.path.dirname(prefix)):
+        if old.startswith(tag + "."):
+            os.remove(os.path.join(os.path.dirname(prefix), old))
+    with open(os.path.join(BENCH, "pgbench", names[0] + ".sql")) as f:
+        found = re.search(r"^-- pgbench-protocol: (\w+)", f.read(), re.M)
+    protocol = found.group(1) if found else "prepared"
+    command = ["pgbench", "-n", "-M", protocol, "-c", str(conns), "-j", str(min(2, conns)), "-T", str(seconds),
+               "-h", SOCK, "-p", PG_PORT, "-U", "landmark_app", "-l", f"--log-prefix={prefix}"]
+    for name in names:
+        command += ["-f", os.path.join(BENCH, "pgbench", name + ".sql") + "@1"]
+    command.append("landmark_remark")
+    out = subprocess.run(command, capture_output=True, text=True, cwd=WORK)
+    tps = re.search(r"tps = ([\d.]+) \(without initial connection time\)", out.stdout)
+    failed = re.search(r"number of failed transactions: (\d+)", out.stdout)
+    if not tps:
+        log(out.stdout[-2000:], out.stderr[-2000:])
+        return None
+    latencies = []
+    for name in os.listdir(os.path.dirname(prefix)):
+        if name.startswith(tag + "."):
+            with open(os.path.join(os.path.dirname(prefix), name)) as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) >= 3 and parts[2].isdigit():
+                        latencies.append(int(parts[2]) / 1000.0)
+    latencies.sort()
+
+    def pct(p):
+        return latencies[min(len(latencies) - 1, int(len(latencies) * p / 100))] if latencies else float("nan")
+
+    errors = len(re.findall(r"ERROR", out.stderr))
+    return {"tps": float(tps.group(1)), "protocol": protocol, "p50_ms": pct(50), "p99_ms": pct(99),
+            "failed": int(failed.group(1)) if failed else 0, "stderr_errors": errors}
+
+
+def scrypt_worker(deadline):
+    import hashlib
+    count = 0
+    while time.time() < deadline:
+        hashlib.scrypt(b"bench lighthouse 2026 harbour", salt=os.urandom(16), n=1 << 17, r=8, p=1,
+                       maxmem=256 << 20, dklen=32)
+        count += 1
+    return count
+
+
+def raw_scrypt_rate(seconds):
+    workers = os.cpu_count()
+    start = time.time()
+    with multiprocessing.Pool(workers) as pool:
+        counts = pool.map(scrypt_worker, [start + seconds] * workers)
+    return sum(counts) / (time.time() - start)
+
+
+def perf_profile(token, extra_env, seconds):
+    perf = subprocess.run(["perf", "record", "-e", "cpu-clock", "-F", "999", "-o", "/dev/null", "--", "true"],
+                          capture_output=True, text=True)
+    if perf.returncode != 0:
+        return None, "perf record does not work here: " + perf.stderr.strip()[-300:]
+    data = os.path.join(WORK, "perf.data")
+    env = {**E, **extra_env, "BENCH_DIR": BENCH, "BENCH_TOKEN": token, "BENCH_OP": "nearest-perf", "BENCH_CONNS": "32"}
+    load = subprocess.Popen(["wrk", "-t", "2", "-c", "32", "-d", f"{seconds + 2}s", "--timeout", "10s", "-s",
+                             os.path.join(BENCH, "wrk", "nearest.lua"), URL], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    subprocess.run(["perf", "record", "-e", "cpu-clock", "-F", "999", "-p", str(SERVICE_PID), "-o", data, "--",
+                    "sleep", str(seconds)], capture_output=True)
+    load.communicate()
+    report = {}
+    for key in ("symbol", "dso"):
+        out = subprocess.run(["perf", "report", "-i", data, "--no-children", "--sort", key, "--stdio", "-q",
+                              "--percent-limit", "0.3"], capture_output=True, text=True)
+        lines = [re.sub(r"(\s+-)+\s*$", "", l.strip()) for l in out.stdout.splitlines()
+                 if l.strip() and not l.startswith("#")]
+        try:
+            demangled = subprocess.run(["swift", "demangle", "--simplified"], input="\n".join(lines),
+                                       capture_output=True, text=True).stdout.splitlines()
+            if len(demangled) == len(lines):
+                lines = demangled
+        except OSError:
+            pass
+        report[key] = lines
+    return report, None
+
+
+# ---- the run ----------------------------------------------------------------
+
+def main():
+    results = {"mode": MODE, "started": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    status, body = http("POST", SERVICE_URL + "/v1/auth/login", {"username": "benchseed", "password": E["BENCH_PASSWORD"]},
+                        {"X-Tenant": "bench"})
+    assert status == 200, (status, body)
+    token = json.loads(body)["access_token"]
+    note_min, note_max = psql("SELECT min(n.id), max(n.id) FROM notes n JOIN tenants t ON t.id = n.tenant_id "
+                              "WHERE t.slug = 'bench'").split("|")
+    extra_env = {"BENCH_NOTE_MIN": note_min, "BENCH_NOTE_MAX": note_max, "BENCH_USERS": E["BENCH_USERS"]}
+
+    log("== capturing the service's SQL")
+    capture_sql.capture(psql=psql, http=http, service_url=SERVICE_URL, token=token,
+                        log_path=os.path.join(WORK, "pg", "postgres.log"),
+                        out_dir=os.path.join(BENCH, "pgbench"),
+                        note_id=(int(note_min) + int(note_max)) // 2, note_range=(int(note_min), int(note_max)))
+
+    time.sleep(1)
+    results["rss_idle_kb"] = status_kb("VmRSS")
+    results["hwm_before_kb"] = status_kb("VmHWM")
+    can_reset = reset_peak_rss()
+    rows = []
+    for op, script, pg_scripts, description in OPS:
+        conns_list = CONNS
+        if op == "login":
+            # No warm-up: abandoned logins keep hashing after wrk hangs up and would
+            # fill the hash queue of the next run. 2 connections = LR_HASH_CONCURRENCY.
+            conns_list = [os.cpu_count()] + CONNS
+            # The machine's own scrypt rate first, while nothing else of ours hashes.
+            log("== raw scrypt rate (N=2^17, r=8, p=1, one process per core)")
+            results["scrypt_per_s"] = raw_scrypt_rate(DURATION)
+            started = time.time()
+            status, _ = http("POST", SERVICE_URL + "/v1/auth/login",
+                             {"username": "kim.20", "password": E["BENCH_PASSWORD"]}, {"X-Tenant": "bench"})
+            results["single_login"] = {"status": status, "seconds": time.time() - started}
+            log(f"single login: HTTP {status} in {time.time() - started:.2f}s")
+        else:
+            log(f"== {op}: warm-up {WARMUP}s")
+            wrk(op, script, CONNS[0], WARMUP, token, extra_env)
+        for conns in conns_list:
+            if op == "login":
+                time.sleep(4)  # let hashes of the previous run finish
+            if can_reset:
+                reset_peak_rss()
+            before = snapshot()
+            service = wrk(op, script, conns, DURATION, token, extra_env)
+            cpu = delta(before, snapshot())
+            peak = status_kb("VmHWM")
+            bench = None
+            pg_cpu = None
+            if pg_scripts:
+                before = snapshot()
+                bench = pgbench(pg_scripts, conns, DURATION, f"{op}-{conns}")
+                time.sleep(0.5)  # let the backends exit and be reaped, so their CPU is counted
+                pg_cpu = delta(before, snapshot())
+            row = {"op": op, "description": description, "conns": conns, "service": service, "pgbench": bench,
+                   "cpu": cpu, "pg_cpu": pg_cpu, "peak_rss_kb": peak}
+            rows.append(row)
+            log(json.dumps({k: row[k] for k in ("op", "conns", "service", "pgbench")}))
+        if op == "nearest":
+            # Profiled here, not after the logins: abandoned logins keep hashing for seconds.
+            log("== perf profile under nearest-50 load")
+            results["profile"], results["profile_error"] = perf_profile(token, extra_env, 5 if QUICK else 10)
+    results["rows"] = rows
+    results["rss_end_kb"] = status_kb("VmRSS")
+    results["hwm_end_kb"] = status_kb("VmHWM")
+    results["peak_reset_supported"] = can_reset
+
+    results["finished"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    results["elapsed_s"] = time.time() - float(E["BENCH_START"])
+
+    report = render(results)
+    os.makedirs(os.path.join(BENCH, "results"), exist_ok=True)
+    path = os.path.join(BENCH, "results", f"{datetime.now(timezone.utc).strftime('%Y-%m-%d')}-{MODE}.md")
+    with open(path, "w") as f:
+        f.write(report)
+    with open(path[:-3] + ".json", "w") as f:
+        json.dump(results, f, indent=1, default=str)
+    print(report)
+    log(f"written to {os.path.relpath(path, ROOT)}")
+
+
+def fmt(value, digits=1):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:,.{digits}f}"
+
+
+def render(r):
+    out = []
+    w = out.append
+    w(f"# Benchmark, {r['mode']} run, {r['started']}\n")
+    w(f"Machine: {os.cpu_count()} cores, shared with other engineers' builds and tests during the run, so every "
+      f"figure is noisy (see the 'machine busy' column: cores busy in total, including work that is not ours). "
+      f"Data: {int(E['BENCH_NOTES']):,} notes by {int(E['BENCH_USERS']):,} users in tenant bench, "
+      f"{int(E['BENCH_NOTES2']):,} notes in bench2, 2,000 places; loaded in {E['BENCH_LOAD_SECONDS']} s "
+      f"(generate.sql incl. VACUUM ANALYZE). Release build step: {E['BENCH_BUILD_SECONDS']} s. "
+      f"Runs: {DURATION} s after a {WARMUP} s warm-up, wrk 2 threads through nginx (1 worker, keepalive upstream) "
+      f"to the service (LR_DB_POOL_SIZE={E.get('BENCH_POOL_SIZE', '16')}, LR_LOG_LEVEL=warning); pgbench -M prepared, "
+      f"2 threads, same connections, the service's captured SQL (bench/pgbench/; -M prepared, or -M extended where "
+      f"the service runs the query unprepared for per-query plans: search). Whole run: "
+      f"{r['elapsed_s'] / 60:.1f} min.\n")
+    w("## Service vs PostgreSQL alone\n")
+    w("| operation | conns | service req/s | p50 ms | p99 ms | non-2xx | pgbench tps | pg p50 ms | pg p99 ms | "
+      "service / pgbench | p99 / pg p99 |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for row in r["rows"]:
+        s, p = row["service"] or {}, row["pgbench"] or {}
+        ratio = s.get("rps") / p["tps"] if s.get("rps") and p.get("tps") else None
+        pr = s.get("p99_ms") / p["p99_ms"] if s.get("p99_ms") and p.get("p99_ms") else None
+        if row["op"] == "login" and s.get("requests"):
+            ok = (s["requests"] - s.get("non2xx", 0)) / DURATION
+            ratio = ok / r["scrypt_per_s"]
+        w(f"| {row['description']} | {row['conns']} | {fmt(s.get('rps'))} | {fmt(s.get('p50_ms'), 2)} | "
+          f"{fmt(s.get('p99_ms'), 2)} | {int(s.get('non2xx', 0)) + int(s.get('socket_errors', 0))} | "
+          f"{fmt(p.get('tps')) if p else ('raw scrypt ' + fmt(r['scrypt_per_s'], 2) + '/s' if row['op'] == 'login' else '–')} | "
+          f"{fmt(p.get('p50_ms'), 2)} | {fmt(p.get('p99_ms'), 2)} | {fmt(ratio, 2)} | {fmt(pr, 2)} |")
+    if r.get("single_login"):
+        w(f"\nOne login alone before the login runs: HTTP {r['single_login']['status']} in "
+          f"{r['single_login']['seconds']:.2f} s.")
+    w("\nLogin's ratio is successful (2xx) logins per second against the raw scrypt rate of this machine (Python's hashlib.scrypt, OpenSSL, one "
+      "process per core, same N, r, p), not pgbench.\n")
+    w("## CPU per request (ms of CPU time per service request, from /proc utime+stime deltas)\n")
+    w("| operation | conns | service | nginx | PostgreSQL | wrk | machine busy (cores) | pgbench run: PostgreSQL ms/tx |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for row in r["rows"]:
+        s, c = row["service"] or {}, row["cpu"]
+        n = s.get("requests") or 0
+        per = lambda k: (c[k] / TICK * 1000 / n) if n else None  # noqa: E731
+        pgc = None
+        if row["pg_cpu"] and row["pgbench"]:
+            tx = row["pgbench"]["tps"] * DURATION
+            pgc = row["pg_cpu"]["postgres"] / TICK * 1000 / tx if tx else None
+        w(f"| {row['description']} | {row['conns']} | {fmt(per('service'), 3)} | {fmt(per('nginx'), 3)} | "
+          f"{fmt(per('postgres'), 3)} | {fmt(per('driver'), 3)} | {fmt(c['busy_cores'], 2)} | {fmt(pgc, 3)} |")
+    w("\n## Service memory\n")
+    w(f"- idle, after start, signup, capture requests: VmRSS {r['rss_idle_kb'] / 1024:.1f} MiB "
+      f"(VmHWM so far {r['hwm_before_kb'] / 1024:.1f} MiB, includes one signup's 128 MiB scrypt)")
+    w(f"- after all runs: VmRSS {r['rss_end_kb'] / 1024:.1f} MiB")
+    if r["peak_reset_supported"]:
+        w("- peak RSS (VmHWM, reset before each run via /proc/PID/clear_refs):\n")
+        w("| operation | " + " | ".join(f"{c} conns" for c in CONNS) + " |")
+        w("|---|" + "---:|" * len(CONNS))
+        for op, _, _, description in OPS:
+            cells = [fmt(row["peak_rss_kb"] / 1024) + " MiB" for row in r["rows"] if row["op"] == op and row["conns"] in CONNS]
+            w(f"| {description} | " + " | ".join(cells) + " |")
+    w("")
+    w("## Profile: the service under nearest-50 load (perf, cpu-clock, 32 connections)\n")
+    if r["profile"]:
+        w("By shared object:\n\n```")
+        w("\n".join(r["profile"]["dso"][:15]))
+        w("```\n\nTop functions (self time):\n\n```")
+        w("\n".join(r["profile"]["symbol"][:15]))
+        w("```")
+    else:
+        w(f"Not available: {r['profile_error']}")
+    w("")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The benchmark: own PostgreSQL cluster, generated data, the release service behind
+# nginx, wrk through the whole stack and pgbench against PostgreSQL alone.
+#   bench/run.sh           1,000,000 notes, 8/32/128 connections, 20 s runs
+#   bench/run.sh --quick   100,000 notes, 8/32 connections, 5 s runs
+# Writes bench/results/<date>-<quick|full>.md and prints it. See bench/README.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+MODE=full
+[ "${1:-}" = "--quick" ] && MODE=quick
+START=$(date +%s)
+
+scripts/install-deps.sh wrk nginx postgresql-contrib
+command -v perf >/dev/null 2>&1 || scripts/install-deps.sh linux-perf || true
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+WORK=$(mktemp -d /tmp/lr-bench.XXXXXX)
+chmod 755 "$WORK"
+PG_PORT=$(free_port)
+SERVICE_PID=""; NGINX_PID=""
+cleanup() {
+    [ -n "$SERVICE_PID" ] && kill "$SERVICE_PID" 2>/dev/null || true
+    [ -f "$WORK/nginx/nginx.pid" ] && kill "$(cat "$WORK/nginx/nginx.pid")" 2>/dev/null || true
+    scripts/postgres.sh stop "$WORK/pg" || true
+    [ -n "${BENCH_KEEP:-}" ] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+echo "== PostgreSQL ($WORK/pg, port $PG_PORT)"
+scripts/postgres.sh start "$WORK/pg" "$PG_PORT"
+SOCK="$WORK/pg/socket"
+su_psql() { (cd / && runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PG_PORT" -U postgres -d landmark_remark "$@"); }
+[ "$(id -u)" = 0 ] || su_psql() { psql -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PG_PORT" -U postgres -d landmark_remark "$@"; }
+# Room for the million-note working set; everything else stays at the defaults.
+su_psql -c "ALTER SYSTEM SET shared_buffers = '1GB'" -c "ALTER SYSTEM SET max_wal_size = '4GB'"
+scripts/postgres.sh restart "$WORK/pg"
+eval "$(scripts/postgres.sh env "$WORK/pg" | sed -E 's/^([A-Z_]+)=(.*)$/export \1='"'"'\2'"'"'/')"
+
+echo "== release build"
+BUILD_START=$(date +%s)
+# BENCH_BIN=path skips the build (SwiftPM waits while another build holds .build).
+if [ -n "${BENCH_BIN:-}" ]; then BIN=$BENCH_BIN; else
+    swift build -c release --product landmark-remark 2>&1 | tail -3
+    BIN="$(swift build -c release --show-bin-path)/landmark-remark"
+fi
+BUILD_SECONDS=$(( $(date +%s) - BUILD_START ))
+
+"$BIN" migrate
+"$BIN" tenant create bench --name "Bench" --if-missing
+"$BIN" tenant create bench2 --name "Bench 2" --if-missing
+
+SERVICE_PORT=$(free_port)
+NGINX_PORT=$(free_port)
+start_service() {
+    LR_PORT=$SERVICE_PORT LR_DB_POOL_SIZE=${BENCH_POOL_SIZE:-16} LR_LOG_LEVEL=warning \
+    LR_TRUSTED_PROXIES=127.0.0.1 LR_LOGIN_FAILURES_PER_ADDRESS=100000 LR_ACCESS_TOKEN_TTL_SECONDS=86400 \
+        "$BIN" serve >"$WORK/service.log" 2>&1 &
+    SERVICE_PID=$!
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$SERVICE_PORT/readyz" >/dev/null 2>&1 && return; sleep 0.1; done
+    echo "service did not start"; cat "$WORK/service.log"; exit 1
+}
+start_service
+
+echo "== one scrypt hash (service default parameters) for every generated user"
+PASSWORD='bench lighthouse 2026 harbour'
+curl -sf -X POST "http://127.0.0.1:$SERVICE_PORT/v1/auth/signup" -H 'X-Tenant: bench' -H 'Content-Type: application/json' \
+    -d "{\"username\": \"benchseed\", \"password\": \"$PASSWORD\"}" >/dev/null
+HASH=$(su_psql -At -c "SELECT password_hash FROM users WHERE username = 'benchseed'")
+
+if [ $MODE = quick ]; then USERS=1000; NOTES=100000; USERS2=100; NOTES2=10000
+else USERS=10000; NOTES=1000000; USERS2=1000; NOTES2=100000; fi
+echo "== data: $USERS users, $NOTES notes in bench; $NOTES2 notes in bench2; 2000 places"
+LOAD_START=$(date +%s.%N)
+(cd "$ROOT" && psql -X -q "$LR_MIGRATE_DATABASE_URL" -v users=$USERS -v notes=$NOTES -v users2=$USERS2 \
+    -v notes2=$NOTES2 -v places=2000 -v hash="$HASH" -f bench/generate.sql) | grep -E 'Time:' | tail -20 >"$WORK/load-times.txt" || true
+LOAD_SECONDS=$(python3 -c "import time; print(round(time.time() - $LOAD_START, 1))")
+echo "loaded in ${LOAD_SECONDS}s"
+su_psql -At -c "SELECT 'database size: ' || pg_size_pretty(pg_database_size('landmark_remark'))"
+# BENCH_LOAD_ONLY=1: stop after the load (to time the generator alone).
+[ -z "${BENCH_LOAD_ONLY:-}" ] || exit 0
+
+echo "== nginx on $NGINX_PORT"
+mkdir -p "$WORK/nginx"
+sed -e "s|@NGINX_PORT@|$NGINX_PORT|; s|@SERVICE_PORT@|$SERVICE_PORT|; s|@WORK@|$WORK/nginx|g" bench/nginx.conf >"$WORK/nginx/nginx.conf"
+nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
+for _ in $(seq 50); do [ -s "$WORK/nginx/nginx.pid" ] && break; sleep 0.1; done
+
+export BENCH_MODE=$MODE BENCH_WORK=$WORK BENCH_BIN=$BIN BENCH_PG_PORT=$PG_PORT BENCH_SOCKET=$SOCK \
+    BENCH_SERVICE_PID=$SERVICE_PID BENCH_SERVICE_URL="http://127.0.0.1:$SERVICE_PORT" BENCH_URL="http://127.0.0.1:$NGINX_PORT" \
+    BENCH_PASSWORD="$PASSWORD" BENCH_LOAD_SECONDS=$LOAD_SECONDS BENCH_BUILD_SECONDS=$BUILD_SECONDS \
+    BENCH_NOTES=$NOTES BENCH_USERS=$USERS BENCH_NOTES2=$NOTES2 BENCH_START=$START
+python3 bench/measure.py
