@@ -43,19 +43,22 @@ struct BoundingBox: Sendable, Equatable {
         return ranges
     }
 
-    /// The condition "note `n` lies inside the box, edges included".
+    /// The condition "the row `alias` (a note or a place) lies inside the box, edges included".
     ///
     /// `&&` against an envelope is what the GiST index on `(tenant_id, location::geometry)`
     /// answers (planar degrees, so a box is the same rectangle the map shows; see migration
     /// 0004 for why not geography). It compares single-precision index boxes, so the exact
     /// degree checks follow as a recheck on the few rows it returns. Across the antimeridian
     /// the box is two envelopes, and the planner ORs two index scans.
-    var condition: PostgresQuery {
+    ///
+    /// `alias` is a program constant naming the row (`n`, `p`), never input.
+    func condition(alias: String) -> PostgresQuery {
+        let location = "\(alias).location::geometry"
         var parts: [PostgresQuery] = []
         for (west, east) in longitudeRanges {
             parts.append("""
-                (n.location::geometry && ST_MakeEnvelope(\(west), \(minLat), \(east), \(maxLat), 4326)
-                 AND ST_X(n.location::geometry) BETWEEN \(west) AND \(east))
+                (\(unsafeSQL: location) && ST_MakeEnvelope(\(west), \(minLat), \(east), \(maxLat), 4326)
+                 AND ST_X(\(unsafeSQL: location)) BETWEEN \(west) AND \(east))
                 """)
         }
         var condition: PostgresQuery = "(("
@@ -63,7 +66,7 @@ struct BoundingBox: Sendable, Equatable {
             if index > 0 { condition.append(" OR ") }
             condition.append(part)
         }
-        condition.append(") AND ST_Y(n.location::geometry) BETWEEN \(minLat) AND \(maxLat))")
+        condition.append(") AND ST_Y(\(unsafeSQL: location)) BETWEEN \(minLat) AND \(maxLat))")
         return condition
     }
 }

@@ -17,7 +17,7 @@ extension NoteFilters {
             sql.append("\n  AND ST_DWithin(n.location, \(near.geography), \(radius))")
         }
         if let bbox {
-            sql.append("\n  AND \(bbox.condition)")
+            sql.append("\n  AND \(bbox.condition(alias: "n"))")
         }
         if let search {
             sql.append("\n  AND \(searchCondition(search, tenantID: tenantID))")

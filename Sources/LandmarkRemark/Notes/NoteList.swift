@@ -9,19 +9,7 @@ struct NoteList: Sendable {
     let limit: Int
     let cursor: NoteCursor?
 
-    /// The response body: `next_cursor` is always present, null on the last page.
-    struct Page: Encodable, Sendable {
-        let items: [Note]
-        let nextCursor: String?
-
-        enum CodingKeys: String, CodingKey { case items, nextCursor }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(items, forKey: .items)
-            try container.encode(nextCursor, forKey: .nextCursor)
-        }
-    }
+    typealias Page = ListPage<Note>
 
     /// Reads the list's parameters; unknown ones are refused.
     init(_ parameters: inout QueryParameters, author: NoteFilters.Author? = nil) throws {

@@ -11,18 +11,7 @@ struct PlaceList: Sendable {
     let limit: Int
     var cursor: NoteCursor?
 
-    struct Page: Encodable, Sendable {
-        let items: [Place]
-        let nextCursor: String?
-
-        enum CodingKeys: String, CodingKey { case items, nextCursor }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(items, forKey: .items)
-            try container.encode(nextCursor, forKey: .nextCursor)
-        }
-    }
+    typealias Page = ListPage<Place>
 
     /// Reads the parameters with the notes' own parsers, so both lists accept exactly the same spellings.
     init(_ parameters: inout QueryParameters) throws {
@@ -73,18 +62,7 @@ struct PlaceList: Sendable {
     private func condition(tenantID: Int64) -> PostgresQuery {
         var sql: PostgresQuery = "p.tenant_id = \(tenantID)"
         if let near, let radius { sql.append("\n  AND ST_DWithin(p.location, \(near.geography), \(radius))") }
-        if let bbox {
-            var ranges: [PostgresQuery] = []
-            for (west, east) in bbox.longitudeRanges {
-                ranges.append("""
-                    (p.location::geometry && ST_MakeEnvelope(\(west), \(bbox.minLat), \(east), \(bbox.maxLat), 4326)
-                     AND ST_X(p.location::geometry) BETWEEN \(west) AND \(east))
-                    """)
-            }
-            var any = ranges[0]
-            for range in ranges.dropFirst() { any = any + " OR " + range }
-            sql.append("\n  AND (\(any))\n  AND ST_Y(p.location::geometry) BETWEEN \(bbox.minLat) AND \(bbox.maxLat)")
-        }
+        if let bbox { sql.append("\n  AND \(bbox.condition(alias: "p"))") }
         if let search { sql.append("\n  AND p.name ILIKE \(search.pattern)") }
         return sql
     }
