@@ -32,6 +32,9 @@ public struct AppConfiguration: Sendable {
     public var eventStreamsPerUser = 5
     public var eventStreamsPerProcess = 2000
     public var eventHeartbeat: Duration = .seconds(15)
+    /// How long one write to an event stream may wait for the client to read before the
+    /// connection is closed; the client resumes with `Last-Event-ID`.
+    public var eventWriteTimeout: Duration = .seconds(30)
 
     public init() {}
 
@@ -72,6 +75,7 @@ public struct AppConfiguration: Sendable {
         eventStreamsPerUser = try reader.integer("LR_EVENTS_MAX_STREAMS_PER_USER", default: eventStreamsPerUser, range: 1...1000)
         eventStreamsPerProcess = try reader.integer("LR_EVENTS_MAX_STREAMS", default: eventStreamsPerProcess, range: 1...100_000)
         eventHeartbeat = .seconds(try reader.integer("LR_EVENTS_HEARTBEAT_SECONDS", default: 15, range: 1...300))
+        eventWriteTimeout = .seconds(try reader.integer("LR_EVENTS_WRITE_TIMEOUT_SECONDS", default: 30, range: 1...3600))
     }
 
     /// The database URL the service needs; serving without one is a configuration error.

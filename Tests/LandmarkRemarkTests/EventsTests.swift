@@ -199,4 +199,51 @@ func insertNotes(tenant: String, userID: String, count: Int, writers: Int, body:
             #expect(one.comments >= 2)
         }
     }
+
+    /// A client that stops reading is disconnected once one write has waited past the
+    /// write timeout, without the client doing anything, and resumes with `Last-Event-ID`.
+    @Test func aClientThatStopsReadingIsDisconnectedAndResumesWithoutLoss() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({ $0.eventWriteTimeout = .seconds(1); $0.eventStreamsPerUser = 1 }) { client, port in
+            let account = try await client.signup("stalled", tenant: tenant)
+            let stalled = try await SSEClient.connect(
+                port: port, path: "/v1/events", headers: ["Authorization": "Bearer \(account.accessToken)"], receiveBuffer: 4096)
+            #expect(stalled.status == 200)
+            stalled.pause()
+            // About 14 MB of events in one statement: far more than the socket buffers
+            // (a few MB at most on loopback) and the channel's high-water mark hold.
+            let total = 20_000
+            let tenantID = try await NotesFixture.tenantID(tenant)
+            try await TestEnvironment.withOwnerPool { pool in
+                try await pool.query("""
+                    INSERT INTO notes (tenant_id, user_id, body, location)
+                    SELECT \(tenantID), \(try #require(Int64(account.userID))), g || ' ' || repeat('x', 480),
+                           ST_SetSRID(ST_MakePoint(151.2, -33.8), 4326)::geography
+                    FROM generate_series(1, \(total)) g
+                    """)
+            }
+            // The server gives up on the stream while the client still reads nothing.
+            let deadline = ContinuousClock.now + .seconds(60)
+            var open = true
+            while open, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+                let metrics = try await client.call(.get, "/metrics").body
+                open = !metrics.contains("lr_event_streams_open 0")
+            }
+            #expect(!open)
+            // Reading again drains what the kernel held, then the end of the connection.
+            stalled.resume()
+            #expect(try await stalled.waitForClose(timeout: .seconds(30)))
+            let received = try await stalled.events(count: total, timeout: .seconds(1))
+            #expect(received.count > 0 && received.count < total)
+            let lastID = try #require(received.last?.id)
+            // The slot is free again (limit 1), and the rest arrives exactly once, in order.
+            let resumed = try await account.stream(port: port, lastEventID: lastID)
+            defer { resumed.close() }
+            let rest = try await resumed.events(count: total - received.count, timeout: .seconds(60))
+            let ids = (received + rest).compactMap { $0.id.flatMap { Int64($0) } }
+            #expect(ids.count == total)
+            #expect(zip(ids, ids.dropFirst()).allSatisfy { $0 + 1 == $1 })
+        }
+    }
 }

@@ -7,7 +7,9 @@ import ServiceLifecycle
 ///
 /// The stream never buffers: it reads at most one batch from the log, writes it
 /// with the connection's backpressure, and reads again when woken. A slow reader
-/// only falls behind in the log, which is where a reconnect resumes too.
+/// only falls behind in the log, which is where a reconnect resumes too; a reader
+/// that takes no write for `LR_EVENTS_WRITE_TIMEOUT_SECONDS` is disconnected, so a
+/// stalled client does not keep its stream slot and socket buffers for ever.
 struct EventsController {
     let services: AppServices
     let hub: EventHub
@@ -47,10 +49,11 @@ struct EventsController {
             .cacheControl: "no-cache",
             HTTPField.Name("X-Accel-Buffering")!: "no",
         ]
+        let deadline = WriteDeadline(timeout: services.configuration.eventWriteTimeout, channel: context.channel)
         let body = ResponseBody { [services, hub, log] writer in
             defer { hub.unsubscribe(subscription.id) }
             var position = start
-            try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
+            try await deadline.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"), to: &writer)
             // Replay what was missed (or nothing, for a fresh stream), then wait for signals.
             // Graceful shutdown ends the signals, and so the stream, before the server waits
             // for requests in flight: a stream would otherwise never finish by itself.
@@ -63,7 +66,7 @@ struct EventsController {
                             try await log.sessionIsLive(tenantID: identity.tenantID, sessionID: identity.sessionID, on: $0)
                         }
                         guard live else { break }
-                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                        try await deadline.write(ByteBuffer(string: ": keep-alive\n\n"), to: &writer)
                     } else {
                         var batch: [EventLog.Entry]
                         repeat {
@@ -75,7 +78,7 @@ struct EventsController {
                             for entry in batch {
                                 buffer.writeString("id: \(entry.id)\nevent: \(entry.kind)\ndata: \(entry.data)\n\n")
                             }
-                            try await writer.write(buffer)
+                            try await deadline.write(buffer, to: &writer)
                             position = batch[batch.count - 1].id
                         } while batch.count == EventLog.batchSize
                     }
@@ -87,6 +90,28 @@ struct EventsController {
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: headers, body: body)
+    }
+}
+
+/// Bounds how long one write may wait for a client that does not read.
+///
+/// The writer waits on the connection's backpressure; when the socket stays full
+/// past the timeout the connection is closed, which fails the pending write and
+/// so ends the stream (its `defer` frees the slot). Closing is the only way out
+/// of a write that is parked on backpressure.
+struct WriteDeadline: Sendable {
+    let timeout: Duration
+    let channel: any Channel
+
+    func write(_ buffer: ByteBuffer, to writer: inout any ResponseBodyWriter) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [timeout, channel] in
+                try await Task.sleep(for: timeout)
+                channel.close(promise: nil)
+            }
+            try await writer.write(buffer)
+            group.cancelAll()
+        }
     }
 }
 

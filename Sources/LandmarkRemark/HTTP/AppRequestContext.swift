@@ -6,6 +6,8 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The TCP peer; `ClientAddress` decides whether to believe `X-Forwarded-For` on top of it.
     public let remoteAddress: SocketAddress?
+    /// The connection, so a handler can close it (an event stream whose client stopped reading).
+    public let channel: any Channel
     /// The value echoed in `X-Request-Id` and written to every log line.
     public var requestID: String = ""
     /// Set by `Authenticator` on routes that need an access token.
@@ -18,6 +20,7 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 
     /// The authenticated caller; handlers behind `Authenticator` can rely on it.

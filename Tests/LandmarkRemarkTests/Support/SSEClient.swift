@@ -20,14 +20,19 @@ final class SSEClient: Sendable {
         var events: [Event] = []
         var comments = 0
         var closed = false
+        var paused = false
     }
 
     private let socket: Int32
     private let state = Mutex(State())
 
     /// Connects and sends `GET path`; returns once the status line has arrived.
-    static func connect(port: Int, path: String, headers: [String: String]) async throws -> SSEClient {
+    /// `receiveBuffer` shrinks the socket's receive buffer, for a client that stops reading.
+    static func connect(port: Int, path: String, headers: [String: String], receiveBuffer: Int32? = nil) async throws -> SSEClient {
         let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -71,6 +76,10 @@ final class SSEClient: Sendable {
         return isClosed
     }
 
+    /// Stops reading from the socket (the server's writes back up) until `resume()`.
+    func pause() { state.withLock { $0.paused = true } }
+    func resume() { state.withLock { $0.paused = false } }
+
     func close() {
         shutdown(socket, Int32(SHUT_RDWR))
     }
@@ -85,6 +94,10 @@ final class SSEClient: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65536)
         var ended = false
         while !ended {
+            if state.withLock({ $0.paused }) {
+                usleep(10_000)
+                continue
+            }
             let count = recv(socket, &buffer, buffer.count, 0)
             if count <= 0 { break }
             raw += buffer[0..<count]
