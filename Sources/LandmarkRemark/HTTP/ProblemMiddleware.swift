@@ -115,7 +115,12 @@ struct ProblemMiddleware: RouterMiddleware {
             return header
         }
         var generator = SystemRandomNumberGenerator()
-        return String(format: "%016llx%016llx", generator.next() as UInt64, generator.next() as UInt64)
+        return hex16(generator.next()) + hex16(generator.next())
+    }
+
+    private static func hex16(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }
 

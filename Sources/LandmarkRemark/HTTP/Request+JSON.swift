@@ -54,6 +54,15 @@ extension Response {
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
+    /// A JSON response written by the value itself (the hot paths; see `JSONWritable`).
+    static func json(
+        _ value: some JSONWritable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+    ) -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: value.jsonBuffer))
+    }
+
     static func noContent() -> Response {
         Response(status: .noContent)
     }

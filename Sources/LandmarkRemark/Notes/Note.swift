@@ -2,12 +2,12 @@ import Foundation
 import Postgres
 
 /// A note as the API shows it to one caller (`is_mine` and `distance_m` depend on who asks and how).
-struct Note: Encodable, Sendable, Equatable {
+struct Note: JSONWritable, Sendable, Equatable {
     enum Visibility: String, Sendable, Equatable {
         case `public`, `private`
     }
 
-    struct Author: Encodable, Sendable, Equatable {
+    struct Author: Sendable, Equatable {
         let id: String
         let username: String
     }
@@ -53,25 +53,39 @@ struct Note: Encodable, Sendable, Equatable {
         self.distance = nil
     }
 
-    enum CodingKeys: String, CodingKey {
-        case id, body, lat, lng, author, isMine, visibility, placeId, createdAt, updatedAt, distanceM
-    }
-
-    // Ids travel as strings; place_id is always present (null when unset), distance_m only with `near`.
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(String(id), forKey: .id)
-        try container.encode(body, forKey: .body)
-        try container.encode(lat, forKey: .lat)
-        try container.encode(lng, forKey: .lng)
-        try container.encode(author, forKey: .author)
-        try container.encode(isMine, forKey: .isMine)
-        try container.encode(visibility.rawValue, forKey: .visibility)
-        try container.encode(placeID.map(String.init), forKey: .placeId)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-        if let distance {
-            try container.encode((distance * 10).rounded() / 10, forKey: .distanceM)
+    // Ids travel as strings; place_id is always present (null when unset), distance_m
+    // only with `near`. Keys in sorted order, as every other response has them.
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("author")
+            json.object { json in
+                json.key("id")
+                json.string(author.id)
+                json.key("username")
+                json.string(author.username)
+            }
+            json.key("body")
+            json.string(body)
+            json.key("created_at")
+            json.string(Timestamp.format(createdAt))
+            if let distance {
+                json.key("distance_m")
+                json.number((distance * 10).rounded() / 10)
+            }
+            json.key("id")
+            json.string(String(id))
+            json.key("is_mine")
+            json.bool(isMine)
+            json.key("lat")
+            json.number(lat)
+            json.key("lng")
+            json.number(lng)
+            json.key("place_id")
+            json.string(placeID.map(String.init))
+            json.key("updated_at")
+            json.string(Timestamp.format(updatedAt))
+            json.key("visibility")
+            json.string(visibility.rawValue)
         }
     }
 }

@@ -133,7 +133,7 @@ struct NotesController {
         let page = try await services.pool.withTenant(identity.tenantID) { connection in
             try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: connection)
         }
-        return try .json(page)
+        return .json(page)
     }
 
     /// The same list with the author fixed by the path; `404` for an unknown user.
@@ -152,7 +152,7 @@ struct NotesController {
             return try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: connection)
         }
         guard let page else { throw AppError.notFound("user") }
-        return try .json(page)
+        return .json(page)
     }
 
     /// Notes inside `bbox`, grouped on the map grid of `zoom`.
@@ -176,7 +176,7 @@ struct NotesController {
 
     /// A note's JSON, encoded once so its ETag is the hash of exactly the bytes sent.
     private static func encode(_ note: Note) throws -> (data: Data, location: String) {
-        (try JSONCoding.encoder.encode(note), "/v1/notes/\(note.id)")
+        (Data(note.jsonBuffer.readableBytesView), "/v1/notes/\(note.id)")
     }
 
     private static func noteResponse(_ body: Data, status: HTTPResponse.Status, location: String?) -> Response {

@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 
 /// A named landmark as the API shows it: `default` (curated by an operator) or `custom` (added by a user).
-struct Place: Encodable, Sendable {
+struct Place: JSONWritable, Sendable {
     let id: Int64
     let name: String
     let lat: Double
@@ -39,23 +39,31 @@ struct Place: Encodable, Sendable {
         self.createdAt = createdAt
     }
 
-    enum CodingKeys: String, CodingKey {
-        case id, name, lat, lng, kind, createdBy, noteCount, createdAt, distanceM
-    }
-
     // Ids are strings; created_by is always present (null for default places and
-    // after the creator's account is gone), distance_m only with `near`.
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(String(id), forKey: .id)
-        try container.encode(name, forKey: .name)
-        try container.encode(lat, forKey: .lat)
-        try container.encode(lng, forKey: .lng)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(createdBy.map(String.init), forKey: .createdBy)
-        try container.encode(noteCount, forKey: .noteCount)
-        try container.encode(createdAt, forKey: .createdAt)
-        if let distance { try container.encode((distance * 10).rounded() / 10, forKey: .distanceM) }
+    // after the creator's account is gone), distance_m only with `near`. Keys sorted.
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("created_at")
+            json.string(Timestamp.format(createdAt))
+            json.key("created_by")
+            json.string(createdBy.map(String.init))
+            if let distance {
+                json.key("distance_m")
+                json.number((distance * 10).rounded() / 10)
+            }
+            json.key("id")
+            json.string(String(id))
+            json.key("kind")
+            json.string(kind)
+            json.key("lat")
+            json.number(lat)
+            json.key("lng")
+            json.number(lng)
+            json.key("name")
+            json.string(name)
+            json.key("note_count")
+            json.integer(Int64(noteCount))
+        }
     }
 }
 

@@ -27,7 +27,7 @@ struct PlacesController {
         let place = try await services.pool.withTenant(identity.tenantID) { connection in
             try await store.create(tenantID: identity.tenantID, creatorID: identity.userID, name: validName, lat: lat, lng: lng, on: connection)
         }
-        return try .json(place, status: .created, headers: [.location: "/v1/places/\(place.id)"])
+        return .json(place, status: .created, headers: [.location: "/v1/places/\(place.id)"])
     }
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -37,7 +37,7 @@ struct PlacesController {
         let page = try await services.pool.withTenant(identity.tenantID) { connection in
             try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: connection)
         }
-        return try .json(page)
+        return .json(page)
     }
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -47,7 +47,7 @@ struct PlacesController {
             try await store.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: connection)
         }
         guard let place else { throw AppError.notFound("place") }
-        return try .json(place)
+        return .json(place)
     }
 
     /// Renames a custom place; only its creator may, and default places not at all.
@@ -67,7 +67,7 @@ struct PlacesController {
             return try await store.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: connection)
         }
         guard let place else { throw AppError.notFound("place") }
-        return try .json(place)
+        return .json(place)
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -1,0 +1,71 @@
+import Foundation
+import NIOCore
+@testable import LandmarkRemark
+import Testing
+
+/// The hand-written JSON of the hot responses: valid JSON, every string back exactly,
+/// numbers as `JSONEncoder` writes them.
+@Suite struct JSONWriterTests {
+    struct Sample: JSONWritable {
+        let text: String
+        let number: Double
+        func write(to json: inout JSONWriter) {
+            json.object { json in
+                json.key("items")
+                json.array([Item(text: text), Item(text: "")])
+                json.key("n")
+                json.number(number)
+                json.key("none")
+                json.string(nil as String?)
+                json.key("yes")
+                json.bool(true)
+            }
+        }
+    }
+
+    struct Item: JSONWritable {
+        let text: String
+        func write(to json: inout JSONWriter) {
+            json.object { json in
+                json.key("text")
+                json.string(text)
+                json.key("count")
+                json.integer(-42)
+            }
+        }
+    }
+
+    static let awkwardStrings = [
+        "plain", "", "quote \" and backslash \\ and slash /", "new\nline\r\ttab", "\u{01}\u{08}\u{0C}\u{1F}\u{7F}",
+        "naïve café 東京 🏳️‍🌈", "\u{2028}\u{2029}", "' OR 1=1; -- %_", "\\u0041 is not A",
+    ]
+
+    @Test(arguments: awkwardStrings) func stringsRoundTrip(_ text: String) throws {
+        let buffer = Sample(text: text, number: 1.5).jsonBuffer
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any])
+        let items = try #require(parsed["items"] as? [[String: Any]])
+        #expect(items.count == 2)
+        #expect(items[0]["text"] as? String == text)
+        #expect(items[0]["count"] as? Int == -42)
+        #expect(items[1]["text"] as? String == "")
+        #expect(parsed["none"] is NSNull)
+        #expect(parsed["yes"] as? Bool == true)
+    }
+
+    @Test func numbersAreWrittenAsJSONEncoderWritesThem() throws {
+        for number in [0, -0.5, 151.2093, -33.8688, 180, -180, 1e-05, 123456.7, 0.1 + 0.2, 6_371_008.8] {
+            let ours = String(buffer: Sample(text: "", number: number).jsonBuffer)
+            let encoded = String(decoding: try JSONEncoder().encode(["n": number]), as: UTF8.self)
+            let theirs = try #require(encoded.split(separator: ":").last?.dropLast())
+            #expect(ours.contains("\"n\":\(theirs),"), "\(number): ours \(ours), JSONEncoder \(encoded)")
+        }
+        #expect(String(buffer: Sample(text: "", number: .nan).jsonBuffer).contains("\"n\":null"))
+    }
+
+    @Test func timestampsAreRFC3339WithMilliseconds() {
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 1_795_000_000.0079)) == "2026-11-18T11:06:40.007Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 951_782_400.5)) == "2000-02-29T00:00:00.500Z")
+    }
+}
