@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Every read shape of GET /v1/notes and GET /v1/places (and one insert) under pgbench,
+# with the service's own SQL (bench/shapes/*.sql), as landmark_app with the tenant set
+# in the transaction, against a bench cluster loaded by bench/run.sh (1M notes).
+#
+#   bench/shapes.sh <cluster dir> [shape ...]     e.g. bench/shapes.sh /tmp/lr-bench.X/pg search-coffee
+#
+# Environment: SHAPES_SECONDS (15 per shape), SHAPES_CLIENTS (2), SHAPES_OUT (a directory
+# for the pgbench per-transaction logs; a temporary one by default).
+# Prints a Markdown table: shape, transactions, mean and p99 latency per transaction
+# (BEGIN, set_config, the statements, COMMIT), and whether the target is met
+# (reads: mean <= 3 ms and p99 < 15 ms; insert: mean <= 1 ms; a 10th page <= 2x its first).
+#
+# Values that depend on the data are looked up first and passed with -D: the tenant
+# (`bench`), the viewer (the generated user kim.20, ~100 notes), and the cursors after
+# the 450th row (newest first, and nearest to London's centre within 10 km).
+# The insert shape runs last and its rows (and their events) are deleted afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DIR=${1:?usage: bench/shapes.sh <cluster dir> [shape ...]}
+shift
+SECONDS_PER=${SHAPES_SECONDS:-15}
+CLIENTS=${SHAPES_CLIENTS:-2}
+OUT=${SHAPES_OUT:-$(mktemp -d /tmp/lr-shapes.XXXXXX)}
+mkdir -p "$OUT"
+while IFS='=' read -r name value; do export "$name=$value"; done < <(scripts/postgres.sh env "$DIR")
+APP=$LR_DATABASE_URL
+OWNER=$LR_MIGRATE_DATABASE_URL
+q() { psql "$OWNER" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
+
+TENANT=$(q "SELECT id FROM tenants WHERE slug = 'bench'")
+VIEWER=$(q "SELECT id FROM users WHERE tenant_id = $TENANT AND username = 'kim.20'")
+VIS="n.tenant_id = $TENANT AND (n.visibility = 'public' OR n.user_id = $VIEWER)"
+read -r NEW_MICROS10 NEW_ID10 < <(q "SELECT (extract(epoch FROM created_at) * 1000000)::bigint, id FROM notes n
+    WHERE $VIS ORDER BY created_at DESC, id DESC OFFSET 449 LIMIT 1" | tr '|' ' ')
+read -r NEAR_DIST10 NEAR_ID10 < <(q "WITH o AS (SELECT ST_SetSRID(ST_MakePoint(-0.1278, 51.5074), 4326)::geography AS g)
+    SELECT ST_Distance(n.location, o.g), n.id FROM notes n, o
+    WHERE $VIS AND ST_DWithin(n.location, o.g, 10000)
+    ORDER BY ST_Distance(n.location, o.g), n.id OFFSET 449 LIMIT 1" | tr '|' ' ')
+DEFINES=(-D tenant="$TENANT" -D viewer="$VIEWER" -D new_micros10="$NEW_MICROS10" -D new_id10="$NEW_ID10"
+         -D near_dist10="$NEAR_DIST10" -D near_id10="$NEAR_ID10")
+
+if [ $# -gt 0 ]; then SHAPES=("$@"); else
+    SHAPES=()
+    for f in bench/shapes/*.sql; do n=$(basename "$f" .sql); [ "$n" = insert ] || SHAPES+=("$n"); done
+    SHAPES+=(insert)
+fi
+
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); tenant $TENANT, viewer $VIEWER; $CLIENTS clients, ${SECONDS_PER}s per shape; logs in $OUT"
+echo
+echo "| shape | protocol | transactions | mean ms | p99 ms | target met? |"
+echo "|---|---|---:|---:|---:|---|"
+declare -A MEAN
+for shape in "${SHAPES[@]}"; do
+    script=bench/shapes/$shape.sql
+    protocol=$(sed -n 's/^-- pgbench-protocol: //p' "$script")
+    rm -f "$OUT/$shape".*
+    if [ "$shape" = insert ]; then START_ID=$(q "SELECT coalesce(max(id), 0) FROM notes"); fi
+    pgbench -n -c "$CLIENTS" -j "$CLIENTS" -T "$SECONDS_PER" -M "${protocol:-prepared}" "${DEFINES[@]}" \
+        -l --log-prefix="$OUT/$shape" -f "$script" "$APP" > "$OUT/$shape.out" 2>&1 \
+        || { echo "| $shape | pgbench failed: $(grep -m1 -i error "$OUT/$shape.out") | | | | |"; continue; }
+    if [ "$shape" = insert ]; then
+        q "DELETE FROM notes WHERE id > $START_ID AND body = 'benchmark note: coffee by the harbour'" >/dev/null
+        q "VACUUM ANALYZE notes" >/dev/null
+    fi
+    read -r count mean p99 < <(cat "$OUT/$shape".[0-9]* | awk '{print $3}' | sort -n | awk '
+        { v[NR] = $1; s += $1 } END { i = int(NR * 0.99); if (i < 1) i = 1; printf "%d %.3f %.3f\n", NR, s / NR / 1000, v[i] / 1000 }')
+    MEAN[$shape]=$mean
+    verdict=$(awk -v m="$mean" -v p="$p99" -v s="$shape" 'BEGIN {
+        if (s == "insert") ok = m <= 1; else ok = m <= 3 && p < 15; print ok ? "yes" : "**no**" }')
+    case $shape in *-page10)
+        first=${MEAN[${shape%-page10}-page1]:-}
+        if [ -n "$first" ]; then
+            verdict="$verdict; $(awk -v a="$mean" -v b="$first" 'BEGIN { printf "%.1fx page 1 (%s)", a / b, a <= 2 * b ? "ok" : "**over 2x**" }')"
+        fi ;;
+    esac
+    echo "| $shape | $protocol | $count | $mean | $p99 | $verdict |"
+done
+echo
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
