@@ -284,7 +284,11 @@ def main():
     results["hwm_before_kb"] = status_kb("VmHWM")
     can_reset = reset_peak_rss()
     rows = []
+    # BENCH_ONLY=nearest,create runs just those operations (for trying a change).
+    only = [name for name in E.get("BENCH_ONLY", "").split(",") if name]
     for op, script, pg_scripts, description in OPS:
+        if only and op not in only:
+            continue
         conns_list = CONNS
         if op == "login":
             # No warm-up: abandoned logins keep hashing after wrk hangs up and would
@@ -335,7 +339,8 @@ def main():
 
     report = render(results)
     os.makedirs(os.path.join(BENCH, "results"), exist_ok=True)
-    path = os.path.join(BENCH, "results", f"{datetime.now(timezone.utc).strftime('%Y-%m-%d')}-{MODE}.md")
+    suffix = "-partial" if only else ""
+    path = os.path.join(BENCH, "results", f"{datetime.now(timezone.utc).strftime('%Y-%m-%d')}-{MODE}{suffix}.md")
     with open(path, "w") as f:
         f.write(report)
     with open(path[:-3] + ".json", "w") as f:

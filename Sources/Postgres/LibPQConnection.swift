@@ -20,6 +20,10 @@ final class LibPQConnection: @unchecked Sendable {
     /// Our SQL is a fixed set of shapes; the cap only guards against a caller
     /// that builds many distinct texts, which then run unprepared.
     static let preparedStatementLimit = 512
+    /// `BEGIN` and the transaction's settings, not sent yet: they go out with the
+    /// transaction's first statement, in the same trip to the pool's thread (see
+    /// `PostgresPool.withTransaction`).
+    private var deferredBegin: String?
 
     /// Connects, blocking, from a `postgres://` URL or `key=value` conninfo.
     init(conninfo: String) throws {
@@ -62,7 +66,7 @@ final class LibPQConnection: @unchecked Sendable {
     /// True when idle outside any transaction, the only state in which a
     /// connection may go back to the pool.
     var isIdle: Bool {
-        lock.withLock { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE }
+        lock.withLock { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE && deferredBegin == nil }
     }
 
     /// A non-blocking look at an idle connection: if the server closed it
@@ -86,9 +90,57 @@ final class LibPQConnection: @unchecked Sendable {
         }
     }
 
+    // MARK: - Transactions
+
+    /// Opens a transaction lazily: `BEGIN` and `set_config(name, value, true)` for each
+    /// setting are sent in one message just before the next statement. Values are
+    /// quoted by libpq (`PQescapeLiteral`), never spliced raw.
+    func deferBegin(settings: [(String, String)]) throws {
+        try lock.withLock {
+            var sql = "BEGIN"
+            for (name, value) in settings {
+                sql += "; SELECT set_config(\(try quote(name)), \(try quote(value)), true)"
+            }
+            deferredBegin = sql
+        }
+    }
+
+    /// Ends the transaction: nothing to send when it never reached the server.
+    func endTransaction(commit: Bool) throws {
+        try lock.withLock {
+            if deferredBegin != nil {
+                deferredBegin = nil
+                return
+            }
+            _ = try check(PQexec(handle, commit ? "COMMIT" : "ROLLBACK"))
+        }
+    }
+
+    /// Whether ending the transaction needs a round trip (it started on the server).
+    var transactionStarted: Bool {
+        lock.withLock { deferredBegin == nil && PQtransactionStatus(handle) != PQTRANS_IDLE }
+    }
+
+    private func sendDeferredBegin() throws {
+        guard let sql = deferredBegin else { return }
+        deferredBegin = nil
+        _ = try check(PQexec(handle, sql))
+    }
+
+    private func quote(_ text: String) throws -> String {
+        guard !text.utf8.contains(0), let quoted = PQescapeLiteral(handle, text, text.utf8.count) else {
+            throw PostgresError(kind: .invalidValue, message: "a setting cannot be quoted")
+        }
+        defer { PQfreemem(quoted) }
+        return String(cString: quoted)
+    }
+
+    // MARK: - Statements
+
     /// Runs one statement with bound parameters and returns its rows. Blocks.
     func execute(_ query: PostgresQuery) throws -> PostgresRows {
         try lock.withLock {
+            try sendDeferredBegin()
             let sql = query.sql
             if query.prepared, let name = try preparedName(for: sql, query: query) {
                 return try withParameters(query.binds) { count, values, lengths, formats in
@@ -106,7 +158,10 @@ final class LibPQConnection: @unchecked Sendable {
     /// which allows several statements (migrations). Never pass input here.
     @discardableResult
     func execute(simple sql: String) throws -> PostgresRows {
-        try lock.withLock { try check(PQexec(handle, sql)) }
+        try lock.withLock {
+            try sendDeferredBegin()
+            return try check(PQexec(handle, sql))
+        }
     }
 
     /// Quotes an identifier (a channel name for `LISTEN`) with libpq's own escaping.

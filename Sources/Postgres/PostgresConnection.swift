@@ -21,11 +21,15 @@ public struct PostgresConnection: Sendable {
         return try await run { try handle.execute(simple: sql) }
     }
 
-    /// Sets a configuration parameter until the end of the current transaction,
-    /// e.g. `app.tenant_id` for row-level security. Outside a transaction it would
-    /// vanish at once, which is why `PostgresPool.withTransaction(settings:)` is the usual way in.
-    public func setTransactionSetting(_ name: String, to value: String) async throws {
-        try await query("SELECT set_config(\(name), \(value), true)")
+    /// Commits or rolls back the transaction `PostgresPool.withTransaction` opened;
+    /// free when it never reached the server (the body ran no statement).
+    func endTransaction(commit: Bool) async throws {
+        let handle = self.handle
+        if handle.transactionStarted {
+            try await run { try handle.endTransaction(commit: commit) }
+        } else {
+            try handle.endTransaction(commit: commit)
+        }
     }
 
     private func run<T: Sendable>(_ body: @Sendable @escaping () throws -> T) async throws -> T {

@@ -99,4 +99,41 @@ import Testing
             try await pool.query("DROP TABLE \(unsafeSQL: table)")
         }
     }
+
+
+    /// BEGIN and the settings travel with the first statement: a setting's value is
+    /// quoted by libpq however odd it is, a body that runs no statement sends nothing,
+    /// and a failing first statement leaves a connection the pool can reuse.
+    @Test func deferredBeginQuotesSettingsAndCostsNothingUnused() async throws {
+        try await withPool(maxConnections: 1) { pool in
+            let odd = "it's; SELECT pg_sleep(10); -- \\ 東京"
+            let echoed = try await pool.withTransaction(settings: [("app.test_value", odd), ("app.other", "")]) { connection in
+                try await connection.query("SELECT current_setting('app.test_value'), current_setting('app.other'), now() = statement_timestamp()")[0]
+                    .decode((String, String, Bool).self)
+            }
+            #expect(echoed.0 == odd)
+            #expect(echoed.1 == "")
+            // now() is the transaction's start: BEGIN really came before the statement, not with it.
+            let (first, second) = try await pool.withTransaction(settings: [("app.test_value", "1")]) { connection in
+                let first = try await connection.query("SELECT now()")[0].decode(Date.self, column: 0)
+                try await Task.sleep(for: .milliseconds(20))
+                let second = try await connection.query("SELECT now()")[0].decode(Date.self, column: 0)
+                return (first, second)
+            }
+            #expect(first == second)
+            let backend = try await pool.query("SELECT pg_backend_pid()")[0].decode(Int.self, column: 0)
+            let untouched: Int = try await pool.withTransaction(settings: [("app.test_value", "2")]) { _ in 7 }
+            #expect(untouched == 7)
+            await #expect(throws: PostgresError.self) {
+                try await pool.withTransaction(settings: [("app.test_value", "3")]) { connection in
+                    try await connection.query("SELECT 1 / 0")
+                }
+            }
+            // The same single connection, still usable and outside any transaction.
+            let after = try await pool.query("SELECT pg_backend_pid(), coalesce(current_setting('app.test_value', true), '')")[0]
+                .decode((Int, String).self)
+            #expect(after.0 == backend)
+            #expect(after.1 == "")
+        }
+    }
 }
