@@ -5,6 +5,11 @@ public struct PostgresCell {
     public let oid: UInt32
     public let bytes: UnsafeRawBufferPointer?
 
+    @usableFromInline init(oid: UInt32, bytes: UnsafeRawBufferPointer?) {
+        self.oid = oid
+        self.bytes = bytes
+    }
+
     /// The text of a non-NULL cell.
     var string: String? { bytes.map { String(decoding: $0, as: UTF8.self) } }
 }
@@ -31,11 +36,15 @@ extension Optional: PostgresDecodable where Wrapped: PostgresDecodable {
     }
 }
 
+// Type checks are switches, not `[…].contains`: an array literal per cell was an
+// allocation per cell.
 private func parseInteger(_ cell: PostgresCell) -> Int64? {
-    guard [PostgresTypeOID.int8, PostgresTypeOID.int4, PostgresTypeOID.int2, PostgresTypeOID.oid].contains(cell.oid),
-        let text = cell.string
-    else { return nil }
-    return Int64(text)
+    switch cell.oid {
+    case PostgresTypeOID.int8, PostgresTypeOID.int4, PostgresTypeOID.int2, PostgresTypeOID.oid:
+        return cell.string.flatMap { Int64($0) }
+    default:
+        return nil
+    }
 }
 
 extension Int64: PostgresDecodable {
@@ -52,9 +61,11 @@ extension Int32: PostgresDecodable {
 
 extension Double: PostgresDecodable {
     public static func decode(_ cell: PostgresCell) -> Double? {
-        guard [PostgresTypeOID.float8, PostgresTypeOID.float4, PostgresTypeOID.numeric].contains(cell.oid),
-            let text = cell.string
-        else { return nil }
+        switch cell.oid {
+        case PostgresTypeOID.float8, PostgresTypeOID.float4, PostgresTypeOID.numeric: break
+        default: return nil
+        }
+        guard let text = cell.string else { return nil }
         switch text {
         case "NaN": return .nan
         case "Infinity": return .infinity
@@ -75,15 +86,15 @@ extension Bool: PostgresDecodable {
     }
 }
 
-private let textLikeOIDs: Set<UInt32> = [
-    PostgresTypeOID.text, PostgresTypeOID.varchar, PostgresTypeOID.bpchar, PostgresTypeOID.name,
-    PostgresTypeOID.json, PostgresTypeOID.jsonb, PostgresTypeOID.unknown, PostgresTypeOID.uuid,
-]
-
 extension String: PostgresDecodable {
     public static func decode(_ cell: PostgresCell) -> String? {
-        guard textLikeOIDs.contains(cell.oid) else { return nil }
-        return cell.string
+        switch cell.oid {
+        case PostgresTypeOID.text, PostgresTypeOID.varchar, PostgresTypeOID.bpchar, PostgresTypeOID.name,
+            PostgresTypeOID.json, PostgresTypeOID.jsonb, PostgresTypeOID.unknown, PostgresTypeOID.uuid:
+            return cell.string
+        default:
+            return nil
+        }
     }
 }
 

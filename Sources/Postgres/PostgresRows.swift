@@ -14,9 +14,9 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
     public let columns: [Column]
     /// Number of rows a command touched (`INSERT`, `UPDATE`, `DELETE`), or returned.
     public let affectedRows: Int
-    let storage: [UInt8]
+    @usableFromInline let storage: [UInt8]
     /// For row r and column c, `offsets[r * columns.count + c]`: start and length, length -1 for NULL.
-    let offsets: [(start: Int, length: Int)]
+    @usableFromInline let offsets: [(start: Int, length: Int)]
     let rowCount: Int
 
     public var startIndex: Int { 0 }
@@ -65,17 +65,20 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
 }
 
 /// One row of a result; decode its columns by position into a tuple.
+///
+/// The decoding methods are `@inlinable` so they are specialized for the caller's
+/// types: unspecialized, every cell paid for runtime generic metadata (and every
+/// tuple for its pack's), which the benchmark's profile showed.
 public struct PostgresRow: Sendable {
-    let rows: PostgresRows
-    let index: Int
+    @usableFromInline let rows: PostgresRows
+    @usableFromInline let index: Int
 
     public var columns: [PostgresRows.Column] { rows.columns }
 
     /// Decodes column `column` into `type`; a mismatch names the column.
+    @inlinable
     public func decode<Value: PostgresDecodable>(_ type: Value.Type, column: Int) throws -> Value {
-        guard column < rows.columns.count else {
-            throw PostgresError(kind: .decoding, message: "row has \(rows.columns.count) columns, no column \(column)")
-        }
+        guard column < rows.columns.count else { throw missingColumn(column) }
         let info = rows.columns[column]
         let slot = rows.offsets[index * rows.columns.count + column]
         let decoded: Value? = rows.storage.withUnsafeBytes { buffer in
@@ -85,19 +88,27 @@ public struct PostgresRow: Sendable {
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[slot.start..<(slot.start + slot.length)])
             return Value.decode(PostgresCell(oid: info.oid, bytes: bytes))
         }
-        guard let decoded else {
-            let what = slot.length < 0 ? "NULL" : "type OID \(info.oid)"
-            throw PostgresError(
-                kind: .decoding,
-                message: "column \"\(info.name)\" (index \(column)): cannot decode \(what) as \(Value.self)",
-                columnName: info.name
-            )
-        }
+        guard let decoded else { throw mismatch(column, isNull: slot.length < 0, as: Value.self) }
         return decoded
+    }
+
+    @usableFromInline func missingColumn(_ column: Int) -> PostgresError {
+        PostgresError(kind: .decoding, message: "row has \(rows.columns.count) columns, no column \(column)")
+    }
+
+    @usableFromInline func mismatch(_ column: Int, isNull: Bool, as type: Any.Type) -> PostgresError {
+        let info = rows.columns[column]
+        let what = isNull ? "NULL" : "type OID \(info.oid)"
+        return PostgresError(
+            kind: .decoding,
+            message: "column \"\(info.name)\" (index \(column)): cannot decode \(what) as \(type)",
+            columnName: info.name
+        )
     }
 
     /// Decodes the whole row into a tuple, column by column:
     /// `let (id, name) = try row.decode((Int64, String).self)`.
+    @inlinable
     public func decode<each Value: PostgresDecodable>(_ types: (repeat each Value).Type) throws -> (repeat each Value) {
         var column = 0
         func next<V: PostgresDecodable>(_ type: V.Type) throws -> V {
