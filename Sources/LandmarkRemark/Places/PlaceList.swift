@@ -37,10 +37,7 @@ struct PlaceList: Sendable {
     }
 
     func page(tenantID: Int64, viewerID: Int64, on connection: PostgresConnection) async throws -> Page {
-        var query = near.map { nearestStatement(from: $0, tenantID: tenantID, viewerID: viewerID) }
-            ?? newestStatement(tenantID: tenantID, viewerID: viewerID)
-        query.prepared = search == nil
-        let rows = try await connection.query(query)
+        let rows = try await connection.query(statement(tenantID: tenantID, viewerID: viewerID))
         var items: [Place] = []
         var keys: [NoteCursor.Key] = []
         for row in rows.prefix(limit) {
@@ -58,6 +55,14 @@ struct PlaceList: Sendable {
         return Page(items: items, nextCursor: next)
     }
 
+    /// The page statement: `limit + 1` rows so the caller learns whether more follow.
+    func statement(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        var query = near.map { nearestStatement(from: $0, tenantID: tenantID, viewerID: viewerID) }
+            ?? newestStatement(tenantID: tenantID, viewerID: viewerID)
+        query.prepared = search == nil
+        return query
+    }
+
     /// The filters over `p`; ILIKE on the name is served by the trigram index on (tenant_id, name).
     private func condition(tenantID: Int64) -> PostgresQuery {
         var sql: PostgresQuery = "p.tenant_id = \(tenantID)"
@@ -67,7 +72,9 @@ struct PlaceList: Sendable {
         return sql
     }
 
-    /// Newest first, keyset on (created_at, id) like notes.
+    /// Newest first, keyset on (created_at, id) like notes, in the order of the
+    /// `places_newest` index (migration 0007): the page is read in order, and the
+    /// per-place note count runs for the returned rows only.
     private func newestStatement(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         var keyset: PostgresQuery = ""
         if case .newest(let micros, let id)? = cursor?.key {
