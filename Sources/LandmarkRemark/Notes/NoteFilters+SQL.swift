@@ -86,6 +86,20 @@ extension NoteFilters {
         }
     }
 
+    /// Whether a newest-first page first walks the newest notes (see `NoteList`): with a
+    /// viewport, unless an author or a place already narrows the notes to an index of their own.
+    var walksNewestFirst: Bool {
+        guard bbox != nil, placeID == nil else { return false }
+        switch author {
+        case .none, .others: return true
+        case .me, .user, .username: return false
+        }
+    }
+
+    /// Whether a nearest-first page filters on something its KNN walk cannot use, and so
+    /// walks a bounded number of notes before it sorts the matches instead (see `NoteList`).
+    var narrowsNearest: Bool { search != nil || author != nil || bbox != nil || placeID != nil }
+
     /// Search patterns make good and bad plans depend on the text, so such statements
     /// are planned for their own values each time rather than prepared once.
     var needsCustomPlan: Bool { search != nil }

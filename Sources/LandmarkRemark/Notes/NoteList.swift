@@ -60,22 +60,81 @@ struct NoteList: Sendable {
         return query
     }
 
+    /// How many of the newest notes a viewport page looks through before it asks the
+    /// spatial index instead (see `newestStatement`).
+    static let newestWalk = 2000
+
     /// Newest first. The keyset `(created_at, id) < (…)` is a row comparison the
     /// `(tenant_id, created_at DESC, id DESC)` index starts its scan from, so a deep
     /// page costs the same as the first. Notes written after the walk began sort
     /// before the cursor and never shift the pages still to come.
+    ///
+    /// The page is cut before the join to users, so the username is looked up for the
+    /// returned rows only (not for every row a sort looked at); every note has its
+    /// author (a foreign key), so the join never drops a row.
+    ///
+    /// With a viewport the planner cannot tell a box holding a hundred notes from one
+    /// holding a hundred thousand (PostGIS estimates from a coarse grid, and notes crowd
+    /// into cities), and each wrong guess is costly: sorting every note of a dense city
+    /// (1 s on the benchmark's London), or walking a whole year for an empty field. So
+    /// the statement takes both plans in turn: it walks the newest `newestWalk` notes
+    /// (the `notes_newest` index) and keeps those that match; that is the answer when
+    /// it finds `limit + 1` of them, or when the walk saw every note. Only otherwise (a
+    /// sparse box: fewer than 1 match in 40) does the second branch run, a one-time
+    /// filter on the first's counts, with the spatial index and a sort of the few rows
+    /// inside. Either way the rows are exactly the first `limit + 1` matches.
     private func newestStatement(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         var keyset: PostgresQuery = ""
         if case .newest(let micros, let id)? = cursor?.key {
             keyset = "\n  AND (n.created_at, n.id) < (timestamptz 'epoch' + \(micros) * interval '1 microsecond', \(id))"
         }
+        let condition = filters.condition(tenantID: tenantID, viewerID: viewerID)
+        guard filters.walksNewestFirst else {
+            return """
+                SELECT \(Note.columns), (extract(epoch FROM n.created_at) * 1000000)::bigint
+                FROM (
+                    SELECT n.* FROM tenant_notes n
+                    WHERE \(condition)\(keyset)
+                    ORDER BY n.created_at DESC, n.id DESC
+                    LIMIT \(limit + 1)
+                ) n
+                JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+                ORDER BY n.created_at DESC, n.id DESC
+                """
+        }
+        let walk = Self.newestWalk
+        // "The walk saw every note past the cursor": fewer than `walk` of them (index only).
+        let exhausted: PostgresQuery = """
+            (SELECT count(*) FROM (SELECT FROM tenant_notes n
+                                   WHERE n.tenant_id = \(tenantID)\(keyset)
+                                   LIMIT \(walk)) w) < \(walk)
+            """
         return """
+            WITH walked AS MATERIALIZED (
+                SELECT n.* FROM (
+                    SELECT n.* FROM tenant_notes n
+                    WHERE n.tenant_id = \(tenantID)\(keyset)
+                    ORDER BY n.created_at DESC, n.id DESC
+                    LIMIT \(walk)
+                ) n
+                WHERE \(condition)
+                ORDER BY n.created_at DESC, n.id DESC
+                LIMIT \(limit + 1)
+            ),
+            page AS (
+                SELECT * FROM walked
+                WHERE (SELECT count(*) FROM walked) = \(limit + 1) OR \(exhausted)
+                UNION ALL
+                (SELECT n.* FROM tenant_notes n
+                 WHERE \(condition)\(keyset)
+                   AND (SELECT count(*) FROM walked) < \(limit + 1) AND NOT \(exhausted)
+                 ORDER BY n.created_at DESC, n.id DESC
+                 LIMIT \(limit + 1))
+            )
             SELECT \(Note.columns), (extract(epoch FROM n.created_at) * 1000000)::bigint
-            FROM tenant_notes n
+            FROM page n
             JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
-            WHERE \(filters.condition(tenantID: tenantID, viewerID: viewerID))\(keyset)
             ORDER BY n.created_at DESC, n.id DESC
-            LIMIT \(limit + 1)
             """
     }
 
@@ -97,6 +156,9 @@ struct NoteList: Sendable {
             keyset = "\n  AND (ST_Distance(n.location, \(origin)), n.id) > (\(distance)::float8, \(id))"
         }
         let condition = filters.condition(tenantID: tenantID, viewerID: viewerID)
+        if filters.narrowsNearest {
+            return filteredNearestStatement(origin: origin, keyset: keyset, condition: condition, tenantID: tenantID, viewerID: viewerID)
+        }
         return """
             WITH sphere_nearest AS (
                 SELECT ST_Distance(n.location, \(origin)) AS distance
@@ -115,6 +177,83 @@ struct NoteList: Sendable {
             )
             SELECT \(Note.columns), n.distance
             FROM page n
+            JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+            ORDER BY n.distance, n.id
+            """
+    }
+
+    /// How many nearest notes a filtered nearest page looks through before it sorts every match instead.
+    static let nearestWalk = 500
+
+    /// Nearest first with a filter the KNN walk cannot use (text, author, viewport, place).
+    ///
+    /// Walking nearest first and filtering finds a common word at once, but for a rare
+    /// word, or one author's notes, it walks every note in range (1.9 s for `axolotl`
+    /// within 10 km of London). So `sphere_nearest` looks at no more than the
+    /// `nearestWalk` nearest notes of the unfiltered list, and the walk decides the page
+    /// when `limit + 1` of them match (the largest spheroid distance among those bounds
+    /// the page, as in the unfiltered statement) or when it saw every note in range (its
+    /// matches are all there are). Otherwise (fewer than 1 in 10 of the nearest notes
+    /// match) `by_filter` runs instead of `by_walk` (each is gated by a one-time filter on
+    /// the walk's counts): every match in range, found through the filter's own index (trigram,
+    /// author, viewport, place) and sorted by spheroid distance. Its range check is
+    /// `_ST_DWithin`, ST_DWithin's own test without the index support, so the planner
+    /// cannot trade that index for a walk of the spatial one (PostGIS underestimates how
+    /// many notes a city holds). The page is exact either way.
+    private func filteredNearestStatement(
+        origin: PostgresQuery, keyset: PostgresQuery, condition: PostgresQuery, tenantID: Int64, viewerID: Int64
+    ) -> PostgresQuery {
+        var unfiltered = filters
+        unfiltered.search = nil
+        unfiltered.author = nil
+        unfiltered.bbox = nil
+        unfiltered.placeID = nil
+        let base = unfiltered.condition(tenantID: tenantID, viewerID: viewerID)
+        let walk = Self.nearestWalk
+        var anyDistance = filters
+        anyDistance.radius = nil
+        var inRange = anyDistance.condition(tenantID: tenantID, viewerID: viewerID)
+        if let radius = filters.radius {
+            inRange.append("\n  AND _ST_DWithin(n.location, \(origin), \(radius), true)")
+        }
+        return """
+            WITH candidates AS MATERIALIZED (
+                SELECT n.*, n.location <-> \(origin) AS sphere
+                FROM tenant_notes n
+                WHERE \(base)\(keyset)
+                ORDER BY n.location <-> \(origin)
+                LIMIT \(walk)
+            ),
+            sphere_nearest AS (
+                SELECT ST_Distance(n.location, \(origin)) AS distance
+                FROM candidates n
+                WHERE \(condition)
+                ORDER BY n.sphere
+                LIMIT \(limit + 1)
+            ),
+            decided AS (
+                SELECT (SELECT count(*) FROM sphere_nearest) = \(limit + 1)
+                       OR (SELECT count(*) FROM candidates) < \(walk) AS by_walk
+            ),
+            by_walk AS MATERIALIZED (
+                SELECT n.*, ST_Distance(n.location, \(origin)) AS distance
+                FROM tenant_notes n
+                WHERE \(condition)\(keyset)
+                  AND (SELECT by_walk FROM decided)
+                  AND ST_DWithin(n.location, \(origin), (SELECT max(distance) + 0.001 FROM sphere_nearest))
+                ORDER BY distance, n.id
+                LIMIT \(limit + 1)
+            ),
+            by_filter AS MATERIALIZED (
+                SELECT n.*, ST_Distance(n.location, \(origin)) AS distance
+                FROM tenant_notes n
+                WHERE \(inRange)\(keyset)
+                  AND NOT (SELECT by_walk FROM decided)
+                ORDER BY distance, n.id
+                LIMIT \(limit + 1)
+            )
+            SELECT \(Note.columns), n.distance
+            FROM (SELECT * FROM by_walk UNION ALL SELECT * FROM by_filter) n
             JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
             ORDER BY n.distance, n.id
             """
