@@ -9,8 +9,8 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct NotesPlanTests {
     static let noteCount = 100_000
 
-    /// A tenant of 50 users and 100,000 notes around Sydney, made with generate_series
-    /// as the owner; one note in 5,000 mentions a lighthouse.
+    /// A tenant of 50 users, 100,000 notes and 2,000 places around Sydney, made with
+    /// generate_series as the owner; one note in 5,000 mentions a lighthouse.
     static func seed() async throws -> (tenantID: Int64, viewerID: Int64) {
         let slug = try await TestEnvironment.makeTenant()
         let tenantID = try await NotesFixture.tenantID(slug)
@@ -37,28 +37,43 @@ import Testing
                     """)
                 try await connection.query("ALTER TABLE notes ENABLE TRIGGER USER")
             }
+            try await pool.query("""
+                INSERT INTO places (tenant_id, name, location, kind, created_at)
+                SELECT \(tenantID), 'place ' || g,
+                       ST_SetSRID(ST_MakePoint(151.2 + (random() - 0.5) * 2, -33.8 + (random() - 0.5) * 2), 4326)::geography,
+                       'default', now() - g * interval '1 minute'
+                FROM generate_series(1, 2000) g
+                """)
             try await pool.query("ANALYZE notes")
             try await pool.query("ANALYZE users")
+            try await pool.query("ANALYZE places")
             return users[0]
         }
         return (tenantID, viewerID)
     }
 
     /// `EXPLAIN` of the list statement for `query`, as the service's role with the tenant set.
-    static func plan(_ query: String, tenantID: Int64, viewerID: Int64, clusters: Bool = false) async throws -> String {
+    static func plan(
+        _ query: String, tenantID: Int64, viewerID: Int64, clusters: Bool = false, places: Bool = false, analyze: Bool = false
+    ) async throws -> String {
         var parameters = try QueryParameters(query: query)
-        let list = clusters ? nil : try NoteList(&parameters)
+        let placeList = places ? try PlaceList(&parameters) : nil
+        let list = clusters || places ? nil : try NoteList(&parameters)
         let cluster = clusters ? try NoteClusters(&parameters) : nil
         let pool = try PostgresPool(configuration: .init(conninfo: try TestEnvironment.variable("LR_TEST_DATABASE_URL"), maxConnections: 1))
         do {
             let rows = try await pool.withTransaction(settings: [("app.tenant_id", String(tenantID))]) { connection in
                 // The service's own steps: usernames first, then the statement.
-                var statement: PostgresQuery = if let list {
+                var statement: PostgresQuery = if let placeList {
+                    placeList.statement(tenantID: tenantID, viewerID: viewerID)
+                } else if let list {
                     try await list.resolved(tenantID: tenantID, on: connection).statement(tenantID: tenantID, viewerID: viewerID)
                 } else {
                     try await cluster!.resolved(tenantID: tenantID, on: connection).statement(tenantID: tenantID, viewerID: viewerID)
                 }
-                statement = "EXPLAIN (COSTS OFF) " + statement
+                // With ANALYZE the plan also says which branch ran: "(never executed)" marks the other.
+                let explain: PostgresQuery = analyze ? "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " : "EXPLAIN (COSTS OFF) "
+                statement = explain + statement
                 // Planned for these values, as the first runs of a prepared statement are.
                 statement.prepared = false
                 return try await connection.query(statement)
@@ -71,8 +86,19 @@ import Testing
         }
     }
 
+    /// One seeded tenant for every test of the suite.
+    static let seeded = Task { try await seed() }
+
+    /// The part of `plan` from the line naming `start` up to the line naming `end` (or the end).
+    static func section(_ plan: String, from start: String, to end: String? = nil) -> String {
+        guard let lower = plan.range(of: start)?.lowerBound else { return "" }
+        let rest = plan[lower...]
+        if let end, let upper = rest.range(of: end)?.lowerBound { return String(rest[..<upper]) }
+        return String(rest)
+    }
+
     @Test func statementsUseTheirIndexes() async throws {
-        let (tenantID, viewerID) = try await Self.seed()
+        let (tenantID, viewerID) = try await Self.seeded.value
 
         let nearest = try await Self.plan("near=-33.8,151.2&limit=50", tenantID: tenantID, viewerID: viewerID)
         #expect(nearest.contains("Index Scan using notes_location on notes"), "\(nearest)")
@@ -94,5 +120,92 @@ import Testing
 
         let newest = try await Self.plan("author=me", tenantID: tenantID, viewerID: viewerID)
         #expect(newest.contains("notes_author_newest"), "\(newest)")
+    }
+
+    /// Newest first with a viewport walks the newest notes when the box is dense and
+    /// asks the spatial index when it is sparse (issue 9): both branches are in the plan,
+    /// and the one that ran is the right one.
+    @Test func viewportPagesWalkOrAskTheSpatialIndex() async throws {
+        let (tenantID, viewerID) = try await Self.seeded.value
+
+        // The whole seeded area: every note matches, the walk answers.
+        let dense = try await Self.plan("bbox=150.1,-34.9,152.3,-32.7", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.section(dense, from: "CTE walked").contains("Index Scan using notes_newest on notes"), "\(dense)")
+        // The second branch is planned (here as a scan of every note, right for a box this
+        // size) but never runs.
+        #expect(Self.section(dense, from: "*SELECT* 2").contains("on notes (never executed)"), "the walk answered\n\(dense)")
+
+        // A tenth of a degree square: about 250 notes, fewer than one in 40 of the newest.
+        let sparse = try await Self.plan("bbox=151.0,-33.9,151.1,-33.8", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(sparse.contains("Bitmap Index Scan on notes_location_lnglat (actual rows="), "the spatial index answered\n\(sparse)")
+
+        // With a common word as well, in a dense box: still the walk.
+        let word = try await Self.plan("bbox=150.1,-34.9,152.3,-32.7&q=coffee&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.section(word, from: "CTE walked").contains("Index Scan using notes_newest on notes"), "\(word)")
+        #expect(Self.section(word, from: "*SELECT* 2").contains("on notes (never executed)"), "the walk answered\n\(word)")
+    }
+
+    /// Newest-first search: a common word walks `notes_newest` and filters, a rare one
+    /// reads the trigram index and sorts; usernames resolve first, then many authors'
+    /// notes are walked newest first and one author's come from `notes_author_newest`.
+    @Test func searchPicksTheWalkOrTheTrigramIndexPerWord() async throws {
+        let (tenantID, viewerID) = try await Self.seeded.value
+
+        let common = try await Self.plan("q=coffee&in=body", tenantID: tenantID, viewerID: viewerID)
+        #expect(common.contains("Index Scan using notes_newest on notes"), "\(common)")
+        #expect(!common.contains("notes_body_trgm"), "\(common)")
+
+        let rare = try await Self.plan("q=lighthouse&in=body", tenantID: tenantID, viewerID: viewerID)
+        #expect(rare.contains("Bitmap Index Scan on notes_body_trgm"), "\(rare)")
+
+        // planner1 … planner50 all match: their notes are every note, walked newest first.
+        let everyone = try await Self.plan("q=planner&in=username", tenantID: tenantID, viewerID: viewerID)
+        #expect(everyone.contains("Index Scan using notes_newest on notes"), "\(everyone)")
+
+        // Only planner7 matches "planner7": the statement gets the id as a value, planned for it
+        // (one author of 50 here, 2% of the notes: the planner walks or reads the author's index).
+        let one = try await Self.plan("q=planner7&in=username", tenantID: tenantID, viewerID: viewerID)
+        #expect(one.contains("user_id = ANY ('{"), "\(one)")
+        #expect(one.contains("notes_newest") || one.contains("notes_author_newest"), "\(one)")
+    }
+
+    /// Nearest first with a filter: a bounded KNN walk when the filter is common near the
+    /// point, else every match in range through the filter's own index, sorted.
+    @Test func filteredNearestWalksOrAsksTheFiltersIndex() async throws {
+        let (tenantID, viewerID) = try await Self.seeded.value
+
+        let common = try await Self.plan(
+            "near=-33.8,151.2&radius_m=10000&q=coffee&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        let walked = Self.section(common, from: "CTE by_walk", to: "CTE by_filter")
+        #expect(walked.contains("Index Scan using notes_location on notes"), "\(common)")
+        #expect(!walked.contains("never executed"), "the walk answered\n\(common)")
+        #expect(!Self.section(common, from: "CTE by_filter").contains("notes_body_trgm (actual rows="), "\(common)")
+
+        let rare = try await Self.plan(
+            "near=-33.8,151.2&radius_m=10000&q=lighthouse&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.section(rare, from: "CTE candidates", to: "CTE sphere_nearest").contains("notes_location"), "\(rare)")
+        #expect(Self.section(rare, from: "CTE by_filter").contains("Bitmap Index Scan on notes_body_trgm (actual rows="), "\(rare)")
+
+        let mine = try await Self.plan("near=-33.8,151.2&author=me", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.section(mine, from: "CTE by_filter").contains("notes_author_newest"), "\(mine)")
+    }
+
+    /// A deep page starts its index scan at the cursor; places page through their own index.
+    @Test func cursorsAndPlacesKeepTheirIndexes() async throws {
+        let (tenantID, viewerID) = try await Self.seeded.value
+
+        var parameters = try QueryParameters(query: "")
+        let filters = try NoteFilters(&parameters)
+        let cursor = NoteCursor(key: .newest(createdMicros: 1_700_000_000_000_000, id: 50_000)).encoded(fingerprint: filters.fingerprint)
+        let deep = try await Self.plan("cursor=\(cursor)", tenantID: tenantID, viewerID: viewerID)
+        #expect(deep.contains("Index Scan using notes_newest on notes"), "\(deep)")
+        #expect(deep.contains("ROW(created_at, id) < ROW("), "the keyset is an index condition\n\(deep)")
+
+        let newest = try await Self.plan("", tenantID: tenantID, viewerID: viewerID, places: true)
+        #expect(newest.contains("Index Scan using places_newest on places"), "\(newest)")
+        #expect(!newest.contains("Sort"), "\(newest)")
+
+        let nearest = try await Self.plan("near=-33.8,151.2&radius_m=10000", tenantID: tenantID, viewerID: viewerID, places: true)
+        #expect(nearest.contains("places_location"), "\(nearest)")
     }
 }
