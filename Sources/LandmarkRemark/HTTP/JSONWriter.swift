@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// A type the hot responses (note and place lists, single notes and places) write
@@ -62,6 +63,14 @@ struct JSONWriter {
 
     mutating func string(_ value: String?) {
         if let value { string(value) } else { null() }
+    }
+
+    /// An RFC 3339 timestamp string (`Timestamp`), written without an intermediate `String`.
+    mutating func timestamp(_ date: Date) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        Timestamp.write(date, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     mutating func integer(_ value: Int64) {

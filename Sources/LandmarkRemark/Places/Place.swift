@@ -27,16 +27,15 @@ struct Place: JSONWritable, Sendable {
     static let columnCount = 8
 
     init(row: PostgresRow) throws {
-        let (id, name, lat, lng, kind, createdBy, noteCount, createdAt) =
-            try row.decode((Int64, String, Double, Double, String, Int64?, Int, Date).self)
-        self.id = id
-        self.name = name
-        self.lat = lat
-        self.lng = lng
-        self.kind = kind
-        self.createdBy = createdBy
-        self.noteCount = noteCount
-        self.createdAt = createdAt
+        // Column by column, as `Note.init(row:viewer:)` and for the same reason.
+        id = try row.decode(Int64.self, column: 0)
+        name = try row.decode(String.self, column: 1)
+        lat = try row.decode(Double.self, column: 2)
+        lng = try row.decode(Double.self, column: 3)
+        kind = try row.decode(String.self, column: 4)
+        createdBy = try row.decode(Int64?.self, column: 5)
+        noteCount = try row.decode(Int.self, column: 6)
+        createdAt = try row.decode(Date.self, column: 7)
     }
 
     // Ids are strings; created_by is always present (null for default places and
@@ -44,7 +43,7 @@ struct Place: JSONWritable, Sendable {
     func write(to json: inout JSONWriter) {
         json.object { json in
             json.key("created_at")
-            json.string(Timestamp.format(createdAt))
+            json.timestamp(createdAt)
             json.key("created_by")
             json.string(createdBy.map(String.init))
             if let distance {
