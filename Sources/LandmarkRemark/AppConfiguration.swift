@@ -10,6 +10,9 @@ public struct AppConfiguration: Sendable {
     public var port = 8080
     public var databaseURL = ""
     public var migrateDatabaseURL = ""
+    /// The event listener's own session (`LISTEN` cannot go through PgBouncer in
+    /// transaction mode); defaults to `databaseURL`.
+    public var listenDatabaseURL = ""
     public var poolSize = 10
     public var poolAcquireTimeout: Duration = .seconds(5)
     public var migrationsDirectory = "sql/migrations"
@@ -45,6 +48,7 @@ public struct AppConfiguration: Sendable {
         port = try reader.integer("LR_PORT", default: port, range: 1...65535)
         databaseURL = reader.string("LR_DATABASE_URL", default: "")
         migrateDatabaseURL = reader.string("LR_MIGRATE_DATABASE_URL", default: databaseURL)
+        listenDatabaseURL = reader.string("LR_LISTEN_DATABASE_URL", default: databaseURL)
         poolSize = try reader.integer("LR_DB_POOL_SIZE", default: poolSize, range: 1...500)
         poolAcquireTimeout = .milliseconds(try reader.integer("LR_DB_ACQUIRE_TIMEOUT_MS", default: 5000, range: 1...600_000))
         migrationsDirectory = reader.string("LR_MIGRATIONS_DIR", default: migrationsDirectory)

@@ -121,6 +121,7 @@ import Testing
             #expect(try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": one.refreshToken], tenant: tenant).code == "refresh_token_invalid")
             #expect(try await client.call(.get, "/v1/me", token: two).status == .ok)
             #expect(try await client.call(.post, "/v1/auth/logout?all=maybe", token: two).code == "malformed_request")
+            #expect(try await client.call(.post, "/v1/auth/logout?everywhere=true", token: two).code == "malformed_request")
             #expect(try await client.call(.post, "/v1/auth/logout?all=true", token: two).status == .noContent)
             #expect(try await client.call(.get, "/v1/me", token: two).status == .unauthorized)
             #expect(try await client.call(.get, "/v1/me", token: three).status == .unauthorized)

@@ -169,6 +169,26 @@ func insertNotes(tenant: String, userID: String, count: Int, writers: Int, body:
         }
     }
 
+    /// `LR_LISTEN_DATABASE_URL` gives the listener its own connection string (a direct
+    /// one behind PgBouncer): here the owner's URL, told apart by its application name.
+    @Test func theListenerUsesItsOwnURLWhenGiven() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        let name = "lr_listen_\(UInt32.random(in: 0...UInt32.max))"
+        let url = try TestEnvironment.variable("LR_TEST_MIGRATE_DATABASE_URL")
+        let listenURL = url + (url.contains("?") ? "&" : "?") + "application_name=\(name)"
+        try await withLiveApp({ $0.listenDatabaseURL = listenURL }) { client, port in
+            let account = try await client.signup("listener", tenant: tenant)
+            let stream = try await account.stream(port: port)
+            defer { stream.close() }
+            try await insertNotes(tenant: tenant, userID: account.userID, count: 3, writers: 1)
+            #expect(try await stream.events(count: 3).count == 3)
+            let role = try await TestEnvironment.ownerScalar(
+                "SELECT usename::text FROM pg_stat_activity WHERE application_name = \(name) AND query = 'LISTEN \"lr_events\"'",
+                as: String.self)
+            #expect(role == "landmark_owner")
+        }
+    }
+
     @Test func expiredTokensAreRefusedAndRevokedSessionsClosed() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         try await withLiveApp({ $0.eventHeartbeat = .seconds(1) }) { client, port in
@@ -195,6 +215,9 @@ func insertNotes(tenant: String, userID: String, count: Int, writers: Int, body:
             let badResume = try await SSEClient.connect(port: port, path: "/v1/events?last_event_id=abc", headers: ["Authorization": "Bearer \(account.accessToken)"])
             #expect(badResume.status == 400)
             badResume.close()
+            let typo = try await SSEClient.connect(port: port, path: "/v1/events?box=1,2,3,4", headers: ["Authorization": "Bearer \(account.accessToken)"])
+            #expect(typo.status == 400)
+            typo.close()
             try await Task.sleep(for: .milliseconds(2500))
             #expect(one.comments >= 2)
         }

@@ -116,12 +116,14 @@ struct AuthController {
 
     @Sendable func logout(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
+        var parameters = try QueryParameters(query: request.uri.query)
         let all: Bool
-        switch request.uri.queryParameters.get("all") {
+        switch parameters.string("all") {
         case nil, "false": all = false
         case "true": all = true
         default: throw AppError.malformed("all must be true or false")
         }
+        try parameters.finish()
         try await services.pool.withTenant(identity.tenantID) { connection in
             if all {
                 try await services.sessions.revokeAll(

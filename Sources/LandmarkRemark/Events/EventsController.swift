@@ -22,12 +22,15 @@ struct EventsController {
 
     @Sendable func stream(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        let box = try request.uri.queryParameters.get("bbox").map { text in
+        var parameters = try QueryParameters(query: request.uri.query)
+        let box = try parameters.string("bbox").map { text in
             guard let parsed = BoundingBox(parameter: text) else { throw AppError.malformed("bbox must be min_lng,min_lat,max_lng,max_lat") }
             return parsed
         }
+        let resumeParameter = parameters.string("last_event_id")
+        try parameters.finish()
         var resume: Int64?
-        if let text = request.headers[.lastEventID] ?? request.uri.queryParameters.get("last_event_id") {
+        if let text = request.headers[.lastEventID] ?? resumeParameter {
             guard let id = Int64(text), id >= 0 else { throw AppError.malformed("Last-Event-ID must be an event id") }
             resume = id
         }
