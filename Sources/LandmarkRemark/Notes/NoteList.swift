@@ -81,8 +81,11 @@ struct NoteList: Sendable {
     /// (the `notes_newest` index) and keeps those that match; that is the answer when
     /// it finds `limit + 1` of them, or when the walk saw every note. Only otherwise (a
     /// sparse box: fewer than 1 match in 40) does the second branch run, a one-time
-    /// filter on the first's counts, with the spatial index and a sort of the few rows
-    /// inside. Either way the rows are exactly the first `limit + 1` matches.
+    /// filter on the first's counts: every match (`matches`, through the spatial or
+    /// trigram index; a CTE without ORDER BY, so the planner cannot turn it back into a
+    /// walk on an estimate) and a sort of those few. Either way the rows are exactly the
+    /// first `limit + 1` matches.
+
     private func newestStatement(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         var keyset: PostgresQuery = ""
         if case .newest(let micros, let id)? = cursor?.key {
@@ -121,15 +124,16 @@ struct NoteList: Sendable {
                 ORDER BY n.created_at DESC, n.id DESC
                 LIMIT \(limit + 1)
             ),
+            matches AS MATERIALIZED (
+                SELECT n.* FROM tenant_notes n
+                WHERE \(condition)\(keyset)
+                  AND (SELECT count(*) FROM walked) < \(limit + 1) AND NOT \(exhausted)
+            ),
             page AS (
                 SELECT * FROM walked
                 WHERE (SELECT count(*) FROM walked) = \(limit + 1) OR \(exhausted)
                 UNION ALL
-                (SELECT n.* FROM tenant_notes n
-                 WHERE \(condition)\(keyset)
-                   AND (SELECT count(*) FROM walked) < \(limit + 1) AND NOT \(exhausted)
-                 ORDER BY n.created_at DESC, n.id DESC
-                 LIMIT \(limit + 1))
+                (SELECT * FROM matches ORDER BY created_at DESC, id DESC LIMIT \(limit + 1))
             )
             SELECT \(Note.columns), (extract(epoch FROM n.created_at) * 1000000)::bigint
             FROM page n
