@@ -1,35 +1,62 @@
--- search-coffee-near: GET /v1/notes?q=coffee&in=body&near=<London ±5 km>&radius_m=10000&limit=50
+-- search-coffee-near: GET /v1/notes?q=coffee&in=body&near=<London ±5 km>&radius_m=10000&limit=50 (bounded KNN walk, else every match in range)
 -- pgbench-protocol: extended
 \set lim 51
 \set radius 10000
+\set walk 2000
+\set nwalk 500
 \set lat 51.5074 + random(-5000, 5000) / 111320.0
 \set lng -0.1278 + random(-5000, 5000) / 111320.0 * 1.606648816
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);
-WITH sphere_nearest AS (
-    SELECT ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
+WITH candidates AS MATERIALIZED (
+    SELECT n.*, n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography AS sphere
     FROM tenant_notes n
     WHERE n.tenant_id = :tenant
   AND (n.visibility = 'public' OR n.user_id = :viewer)
   AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius)
-  AND n.body ILIKE '%coffee%'
     ORDER BY n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography
+    LIMIT :nwalk
+),
+sphere_nearest AS (
+    SELECT ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
+    FROM candidates n
+    WHERE n.tenant_id = :tenant
+  AND (n.visibility = 'public' OR n.user_id = :viewer)
+  AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius)
+  AND n.body ILIKE '%coffee%'
+    ORDER BY n.sphere
     LIMIT :lim
 ),
-page AS (
+decided AS (
+    SELECT (SELECT count(*) FROM sphere_nearest) = :lim
+           OR (SELECT count(*) FROM candidates) < :nwalk AS by_walk
+),
+by_walk AS MATERIALIZED (
     SELECT n.*, ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
     FROM tenant_notes n
     WHERE n.tenant_id = :tenant
   AND (n.visibility = 'public' OR n.user_id = :viewer)
   AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius)
   AND n.body ILIKE '%coffee%'
+      AND (SELECT by_walk FROM decided)
       AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (SELECT max(distance) + 0.001 FROM sphere_nearest))
+    ORDER BY distance, n.id
+    LIMIT :lim
+),
+by_filter AS MATERIALIZED (
+    SELECT n.*, ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
+    FROM tenant_notes n
+    WHERE n.tenant_id = :tenant
+  AND (n.visibility = 'public' OR n.user_id = :viewer)
+  AND n.body ILIKE '%coffee%'
+  AND _ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius, true)
+      AND NOT (SELECT by_walk FROM decided)
     ORDER BY distance, n.id
     LIMIT :lim
 )
 SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
        n.visibility, n.place_id, n.created_at, n.updated_at, n.distance
-FROM page n
+FROM (SELECT * FROM by_walk UNION ALL SELECT * FROM by_filter) n
 JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
 ORDER BY n.distance, n.id;
 COMMIT;
