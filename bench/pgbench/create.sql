@@ -11,11 +11,10 @@
 \set max_lng :clng + 0.045 * :k
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
-\set id random(1, 100000)
+\set id random(1, 1000000)
 SELECT tenant_id, tenant_slug, user_id, username, session_id
-	FROM authenticate_access_token('\x34ab7333392763ebf6e6a27ab8065ebffa9d20fb33547f75d2904f1dedb1cc0b');
-BEGIN;
-SELECT set_config('app.tenant_id', '1', true);
+	FROM authenticate_access_token('\x5a204a3fbdb38c08edb72784e1d77fec9c7a7c243fb62a6b1864d5c5b4ac8d5e');
+BEGIN; SELECT set_config('app.tenant_id', '1', true);
 WITH inserted AS (
 	    INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id)
 	    VALUES ((1), (1), 'benchmark note: coffee by the harbour 1',

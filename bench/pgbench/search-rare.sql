@@ -11,20 +11,22 @@
 \set max_lng :clng + 0.045 * :k
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
-\set id random(1, 100000)
+\set id random(1, 1000000)
 SELECT tenant_id, tenant_slug, user_id, username, session_id
-	FROM authenticate_access_token('\x34ab7333392763ebf6e6a27ab8065ebffa9d20fb33547f75d2904f1dedb1cc0b');
-BEGIN;
-SELECT set_config('app.tenant_id', '1', true);
+	FROM authenticate_access_token('\x5a204a3fbdb38c08edb72784e1d77fec9c7a7c243fb62a6b1864d5c5b4ac8d5e');
+BEGIN; SELECT set_config('app.tenant_id', '1', true);
 SELECT u.id FROM tenant_users u
 	WHERE u.tenant_id = (1) AND u.username ILIKE '%axolotl%';
 SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
 	n.visibility, n.place_id, n.created_at, n.updated_at, (extract(epoch FROM n.created_at) * 1000000)::bigint
-	FROM tenant_notes n
-	JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
-	WHERE n.tenant_id = (1)
+	FROM (
+	    SELECT n.* FROM tenant_notes n
+	    WHERE n.tenant_id = (1)
 	  AND (n.visibility = 'public' OR n.user_id = (1))
 	  AND n.body ILIKE '%axolotl%'
-	ORDER BY n.created_at DESC, n.id DESC
-	LIMIT (51);
+	    ORDER BY n.created_at DESC, n.id DESC
+	    LIMIT (51)
+	) n
+	JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+	ORDER BY n.created_at DESC, n.id DESC;
 COMMIT;
