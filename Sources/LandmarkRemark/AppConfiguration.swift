@@ -11,7 +11,7 @@ public struct AppConfiguration: Sendable {
     public var databaseURL = ""
     public var migrateDatabaseURL = ""
     /// The event listener's own session (`LISTEN` cannot go through PgBouncer in
-    /// transaction mode); defaults to `databaseURL`.
+    /// transaction mode); empty means `databaseURL` (see `eventListenerURL`).
     public var listenDatabaseURL = ""
     public var poolSize = 10
     public var poolAcquireTimeout: Duration = .seconds(5)
@@ -48,7 +48,7 @@ public struct AppConfiguration: Sendable {
         port = try reader.integer("LR_PORT", default: port, range: 1...65535)
         databaseURL = reader.string("LR_DATABASE_URL", default: "")
         migrateDatabaseURL = reader.string("LR_MIGRATE_DATABASE_URL", default: databaseURL)
-        listenDatabaseURL = reader.string("LR_LISTEN_DATABASE_URL", default: databaseURL)
+        listenDatabaseURL = reader.string("LR_LISTEN_DATABASE_URL", default: "")
         poolSize = try reader.integer("LR_DB_POOL_SIZE", default: poolSize, range: 1...500)
         poolAcquireTimeout = .milliseconds(try reader.integer("LR_DB_ACQUIRE_TIMEOUT_MS", default: 5000, range: 1...600_000))
         migrationsDirectory = reader.string("LR_MIGRATIONS_DIR", default: migrationsDirectory)
@@ -81,6 +81,10 @@ public struct AppConfiguration: Sendable {
         eventHeartbeat = .seconds(try reader.integer("LR_EVENTS_HEARTBEAT_SECONDS", default: 15, range: 1...300))
         eventWriteTimeout = .seconds(try reader.integer("LR_EVENTS_WRITE_TIMEOUT_SECONDS", default: 30, range: 1...3600))
     }
+
+    /// Where the event listener connects: its own URL when set (also when set empty, as
+    /// `.env.example` leaves it), else the service's.
+    public var eventListenerURL: String { listenDatabaseURL.isEmpty ? databaseURL : listenDatabaseURL }
 
     /// The database URL the service needs; serving without one is a configuration error.
     public func requireDatabaseURL() throws -> String {

@@ -33,7 +33,7 @@ func makeServices(configuration: AppConfiguration, logger: Logger) async throws 
     let migrator = try PostgresMigrator(directory: URL(fileURLWithPath: configuration.migrationsDirectory))
     let dummy = try await hashing.hash(password: Tokens.randomToken(prefix: "dummy_"), parameters: configuration.scrypt)
     let events = EventHub(
-        conninfo: configuration.listenDatabaseURL.isEmpty ? configuration.databaseURL : configuration.listenDatabaseURL, pool: pool,
+        conninfo: configuration.eventListenerURL, pool: pool,
         perUser: configuration.eventStreamsPerUser, perProcess: configuration.eventStreamsPerProcess,
         heartbeat: configuration.eventHeartbeat, logger: logger)
     return AppServices(

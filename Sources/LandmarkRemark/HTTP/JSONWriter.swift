@@ -98,11 +98,6 @@ struct JSONWriter {
         write("null")
     }
 
-    /// A value that writes itself, e.g. a nested object.
-    mutating func value(_ value: some JSONWritable) {
-        value.write(to: &self)
-    }
-
     private mutating func write(_ text: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
