@@ -127,41 +127,109 @@ import Testing
         #expect(newest.contains("notes_author_newest"), "\(newest)")
     }
 
-    /// Newest first with a viewport walks the newest notes when the box is dense and
-    /// asks the spatial index when it is sparse (issue 9): both branches are in the plan,
-    /// and the one that ran is the right one.
+    /// The lines of the part of an `EXPLAIN ANALYZE` for one CTE (up to the next one).
+    static func cte(_ plan: String, _ name: String) -> String {
+        let names = ["walked", "edge", "branch", "further", "fallback", "matches", "page"]
+        let next = names.drop { $0 != name }.dropFirst().first { plan.contains("CTE \($0)") }
+        return section(plan, from: "CTE \(name)", to: next.map { "CTE \($0)" })
+    }
+
+    /// Which of the walking statement's branches read notes: "walked", "further", "matches".
+    static func branchesRun(_ plan: String) -> [String] {
+        ["walked", "further", "matches"].filter { !scansRun(cte(plan, $0)).isEmpty }
+    }
+
+    /// The ids of the page the service returns for `query`, and of the same page by the
+    /// plain statement (every match sorted, no walk), to prove each branch exact.
+    static func pageAndReference(_ query: String, tenantID: Int64, viewerID: Int64) async throws -> (page: [Int64], reference: [Int64]) {
+        var parameters = try QueryParameters(query: query)
+        let list = try NoteList(&parameters)
+        let pool = try PostgresPool(configuration: .init(conninfo: try TestEnvironment.variable("LR_TEST_DATABASE_URL"), maxConnections: 1))
+        defer { Task { await pool.close() } }
+        return try await pool.withTransaction(settings: [("app.tenant_id", String(tenantID))]) { connection in
+            let page = try await list.page(tenantID: tenantID, viewerID: viewerID, on: connection).items.map(\.id)
+            let resolved = try await list.resolved(tenantID: tenantID, on: connection)
+            var reference: PostgresQuery = """
+                SELECT n.id FROM tenant_notes n
+                WHERE \(resolved.filters.condition(tenantID: tenantID, viewerID: viewerID))
+                ORDER BY n.created_at DESC, n.id DESC
+                LIMIT \(list.limit)
+                """
+            reference.prepared = false
+            let ids = try await connection.query(reference).map { try $0.decode(Int64.self, column: 0) }
+            return (page, ids)
+        }
+    }
+
+    /// Newest first with a viewport or a text search walks the newest notes, goes on walking
+    /// when matches are few but not rare, and asks the index when they are rare (issue 9).
+    /// All three branches are in every plan; the one that ran is the right one, whatever
+    /// the planner's estimates say, and each returns exactly the plain statement's page.
     @Test func viewportPagesWalkOrAskTheSpatialIndex() async throws {
         let (tenantID, viewerID) = try await Self.seeded.value
 
         // The whole seeded area: every note matches, the walk answers.
         let dense = try await Self.plan("bbox=150.1,-34.9,152.3,-32.7", tenantID: tenantID, viewerID: viewerID, analyze: true)
-        #expect(Self.section(dense, from: "CTE walked").contains("Index Scan using notes_newest on notes"), "\(dense)")
-        // The second branch is planned (here as a scan of every note, right for a box this
-        // size) but never runs: no scan of notes from `matches` on ran.
-        #expect(Self.scansRun(Self.section(dense, from: "CTE matches")).isEmpty, "the walk answered\n\(dense)")
+        #expect(Self.cte(dense, "walked").contains("Index Scan using notes_newest on notes"), "\(dense)")
+        #expect(Self.branchesRun(dense) == ["walked"], "the walk answered\n\(dense)")
 
-        // A tenth of a degree square: about 250 notes, fewer than one in 40 of the newest.
-        let sparse = try await Self.plan("bbox=151.0,-33.9,151.1,-33.8", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        // 0.3 degrees square: ~2% of the notes, ~22 in the first 1,000 (fewer than 5 has odds of
+        // about 1 in a million): the walk goes on past its edge and finds the rest.
+        let medium = try await Self.plan("bbox=151.0,-33.9,151.3,-33.6", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.branchesRun(medium) == ["walked", "further"], "the walk went on\n\(medium)")
+        #expect(Self.cte(medium, "further").contains("Index Cond: ((tenant_id = "), "\(medium)")
+
+        // 0.03 degrees square: ~22 notes in all, none or one in the first 1,000: the spatial index.
+        let sparse = try await Self.plan("bbox=151.0,-33.9,151.03,-33.87", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.branchesRun(sparse) == ["walked", "matches"], "\(sparse)")
         #expect(sparse.contains("Bitmap Index Scan on notes_location_lnglat (actual rows="), "the spatial index answered\n\(sparse)")
 
         // With a common word as well, in a dense box: still the walk.
         let word = try await Self.plan("bbox=150.1,-34.9,152.3,-32.7&q=coffee&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
-        #expect(Self.section(word, from: "CTE walked").contains("Index Scan using notes_newest on notes"), "\(word)")
-        #expect(Self.scansRun(Self.section(word, from: "CTE matches")).isEmpty, "the walk answered\n\(word)")
+        #expect(Self.branchesRun(word) == ["walked"], "the walk answered\n\(word)")
+
+        for query in ["bbox=150.1,-34.9,152.3,-32.7", "bbox=151.0,-33.9,151.3,-33.6", "bbox=151.0,-33.9,151.03,-33.87",
+                      "bbox=151.0,-33.9,151.3,-33.6&q=coffee&in=body&limit=7"] {
+            let (page, reference) = try await Self.pageAndReference(query, tenantID: tenantID, viewerID: viewerID)
+            #expect(!page.isEmpty && page == reference, "\(query)")
+        }
     }
 
-    /// Newest-first search: a common word walks `notes_newest` and filters, a rare one
-    /// reads the trigram index and sorts; usernames resolve first, then many authors'
-    /// notes are walked newest first and one author's come from `notes_author_newest`.
+    /// Newest-first search: a common word is found by the walk, a word in one note of a few
+    /// hundred by walking further, a rare one through the trigram index; usernames resolve
+    /// first, then many authors' notes are walked newest first and one author's come from
+    /// `notes_author_newest`. The choice is made by the statement from the rows it sees, so
+    /// it is prepared: the service plans it once per connection.
     @Test func searchPicksTheWalkOrTheTrigramIndexPerWord() async throws {
         let (tenantID, viewerID) = try await Self.seeded.value
 
-        let common = try await Self.plan("q=coffee&in=body", tenantID: tenantID, viewerID: viewerID)
-        #expect(common.contains("Index Scan using notes_newest on notes"), "\(common)")
-        #expect(!common.contains("notes_body_trgm"), "\(common)")
+        // One note in six.
+        let common = try await Self.plan("q=coffee&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.cte(common, "walked").contains("Index Scan using notes_newest on notes"), "\(common)")
+        #expect(Self.branchesRun(common) == ["walked"], "\(common)")
 
-        let rare = try await Self.plan("q=lighthouse&in=body", tenantID: tenantID, viewerID: viewerID)
-        #expect(rare.contains("Bitmap Index Scan on notes_body_trgm"), "\(rare)")
+        // "77" in the note number: 18 of the newest 1,000 (all of 99x77 and 9977x but the
+        // private 99770), ~4% further on.
+        let fewer = try await Self.plan("q=77&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.branchesRun(fewer) == ["walked", "further"], "\(fewer)")
+
+        // "coffee note 999": 14 visible in the newest 1,000 (coffee notes 99900 to 99996) and one
+        // more (9996) far back: the walk goes on, finds none in its further 15,000, and the
+        // trigram index finds them all.
+        let burst = try await Self.plan("q=coffee note 999&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.branchesRun(burst) == ["walked", "further", "matches"], "\(burst)")
+        #expect(Self.cte(burst, "matches").contains("Bitmap Index Scan on notes_body_trgm (actual rows="), "\(burst)")
+
+        // One note in 5,000: the trigram index.
+        let rare = try await Self.plan("q=lighthouse&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.branchesRun(rare) == ["walked", "matches"], "\(rare)")
+        #expect(Self.cte(rare, "matches").contains("Bitmap Index Scan on notes_body_trgm (actual rows="), "\(rare)")
+
+        for query in ["q=coffee&in=body", "q=77&in=body", "q=coffee note 999&in=body", "q=lighthouse&in=body",
+                      "q=lighthouse", "q=77&in=body&limit=3", "q=planner7"] {
+            let (page, reference) = try await Self.pageAndReference(query, tenantID: tenantID, viewerID: viewerID)
+            #expect(!page.isEmpty && page == reference, "\(query)")
+        }
 
         // planner1 … planner50 all match: their notes are every note, walked newest first.
         let everyone = try await Self.plan("q=planner&in=username", tenantID: tenantID, viewerID: viewerID)

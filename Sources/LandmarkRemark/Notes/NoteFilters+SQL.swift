@@ -87,14 +87,19 @@ extension NoteFilters {
     }
 
     /// Whether a newest-first page first walks the newest notes (see `NoteList`): with a
-    /// viewport, unless an author or a place already narrows the notes to an index of their own.
+    /// viewport or a search of note text, unless an author or a place already narrows the
+    /// notes to an index of their own. (A username search alone has its authors' ids, and
+    /// the statement planned for them picks the author index or the walk.)
     var walksNewestFirst: Bool {
-        guard bbox != nil, placeID == nil else { return false }
+        guard bbox != nil || searchesText, placeID == nil else { return false }
         switch author {
         case .none, .others: return true
         case .me, .user, .username: return false
         }
     }
+
+    /// Whether `q` looks at note text (`in=body` or `all`).
+    var searchesText: Bool { search.map { $0.field != .username } ?? false }
 
     /// Whether a nearest-first page filters on something its KNN walk cannot use, and so
     /// walks a bounded number of notes before it sorts the matches instead (see `NoteList`).
