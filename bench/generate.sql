@@ -6,12 +6,17 @@
 -- the offset is normal (Box-Muller, sigma 4 km). Bodies are 3-19 words drawn
 -- Zipf-like from a word list (common: coffee, harbour, ..., lobster is mid-list),
 -- plus rare words (axolotl ~0.05%, zeppelin ~0.2%). created_at spans a year.
--- Rows arrive in random spatial order, as real inserts do. No lng is -180, so the
+-- Rows arrive in random spatial order and in created_at order, as real inserts do
+-- (the service stamps created_at when it inserts, so the newest notes are the last
+-- rows written). Before 2026-11-23 they arrived in random time order, which made
+-- every newest-first walk read one heap page per note (bench/results/2026-11-23-search.md). No lng is -180, so the
 -- antimeridian trigger (disabled during the load with the event triggers) has
 -- nothing to do.
 \set ON_ERROR_STOP 1
 \timing on
 BEGIN;
+-- Room to sort a million generated notes by created_at in memory.
+SET LOCAL work_mem = '512MB';
 ALTER TABLE users DISABLE TRIGGER USER;
 ALTER TABLE notes DISABLE TRIGGER USER;
 ALTER TABLE places DISABLE TRIGGER USER;
@@ -59,6 +64,7 @@ CROSS JOIN LATERAL (
     SELECT string_agg(w[1 + floor(90 * power(random(), 2.5))::int], ' ')
            || CASE WHEN s.rare < 0.0005 THEN ' axolotl' WHEN s.rare < 0.0025 THEN ' zeppelin' ELSE '' END AS body
     FROM generate_series(1, 3 + s.g % 17) k, pg_temp.bench_words() w) b
+ORDER BY s.ts
 $$;
 
 SELECT pg_temp.bench_users(id, :users, :'hash') FROM tenants WHERE slug = 'bench';

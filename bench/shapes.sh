@@ -5,7 +5,7 @@
 #
 #   bench/shapes.sh <cluster dir> [shape ...]     e.g. bench/shapes.sh /tmp/lr-bench.X/pg search-coffee
 #
-# Environment: SHAPES_SECONDS (15 per shape), SHAPES_CLIENTS (2), SHAPES_OUT (a directory
+# Environment: SHAPES_SECONDS (15 per shape), SHAPES_CLIENTS (2), SHAPES_DIR (bench/shapes), SHAPES_OUT (a directory
 # for the pgbench per-transaction logs; a temporary one by default).
 # Prints a Markdown table: shape, transactions, mean and p99 latency per transaction
 # (BEGIN, set_config, the statements, COMMIT), and whether the target is met
@@ -20,6 +20,8 @@ cd "$(dirname "$0")/.."
 DIR=${1:?usage: bench/shapes.sh <cluster dir> [shape ...]}
 shift
 SECONDS_PER=${SHAPES_SECONDS:-15}
+# SHAPES_DIR: where the scripts are (bench/shapes); another folder runs other SQL on the same data (before/after).
+SHAPES_DIR=${SHAPES_DIR:-bench/shapes}
 CLIENTS=${SHAPES_CLIENTS:-2}
 OUT=${SHAPES_OUT:-$(mktemp -d /tmp/lr-shapes.XXXXXX)}
 mkdir -p "$OUT"
@@ -42,7 +44,7 @@ DEFINES=(-D tenant="$TENANT" -D viewer="$VIEWER" -D new_micros10="$NEW_MICROS10"
 
 if [ $# -gt 0 ]; then SHAPES=("$@"); else
     SHAPES=()
-    for f in bench/shapes/*.sql; do n=$(basename "$f" .sql); [ "$n" = insert ] || SHAPES+=("$n"); done
+    for f in "$SHAPES_DIR"/*.sql; do n=$(basename "$f" .sql); [ "$n" = insert ] || SHAPES+=("$n"); done
     SHAPES+=(insert)
 fi
 
@@ -52,7 +54,7 @@ echo "| shape | protocol | transactions | mean ms | p99 ms | target met? |"
 echo "|---|---|---:|---:|---:|---|"
 declare -A MEAN
 for shape in "${SHAPES[@]}"; do
-    script=bench/shapes/$shape.sql
+    script=$SHAPES_DIR/$shape.sql
     protocol=$(sed -n 's/^-- pgbench-protocol: //p' "$script")
     rm -f "$OUT/$shape".*
     if [ "$shape" = insert ]; then START_ID=$(q "SELECT coalesce(max(id), 0) FROM notes"); fi

@@ -1,23 +1,78 @@
--- all-kim: GET /v1/notes?q=kim&limit=50 (in=all: body or username; usernames resolved first)
+-- all-kim: GET /v1/notes?q=kim&limit=50 (in=all: body or one of the 500 kim.* users; usernames resolved first)
+-- The SQL of NoteList.newestStatement (walk, walk further, or every match); planned per query, as the service runs it when authors matched by name (hashed = ANY).
 -- pgbench-protocol: extended
 \set lim 51
-\set radius 10000
-\set walk 2000
-\set nwalk 500
+\set walk 1000
+\set goes_on 5
+\set further 15000
+SELECT '%kim%' AS p \gset
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);
 SELECT coalesce(array_agg(u.id), '{}')::text AS ids FROM (SELECT u.id FROM tenant_users u
-WHERE u.tenant_id = :tenant AND u.username ILIKE '%kim%') u \gset
-SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
-       n.visibility, n.place_id, n.created_at, n.updated_at, (extract(epoch FROM n.created_at) * 1000000)::bigint
-FROM (
+WHERE u.tenant_id = :tenant AND u.username ILIKE :p) u \gset
+WITH walked AS MATERIALIZED (
+    SELECT n.* FROM (
+        SELECT n.* FROM tenant_notes n
+        WHERE n.tenant_id = :tenant
+        ORDER BY n.created_at DESC, n.id DESC
+        LIMIT :walk
+    ) n
+    WHERE n.tenant_id = :tenant
+  AND (n.visibility = 'public' OR n.user_id = :viewer)
+  AND (n.body ILIKE :p OR n.user_id = ANY (:ids::int8[]))
+    ORDER BY n.created_at DESC, n.id DESC
+    LIMIT :lim
+),
+edge AS MATERIALIZED (
+    SELECT n.created_at, n.id FROM tenant_notes n
+    WHERE n.tenant_id = :tenant
+    ORDER BY n.created_at DESC, n.id DESC
+    OFFSET :walk - 1 LIMIT 1
+),
+branch AS MATERIALIZED (
+    SELECT CASE WHEN (SELECT count(*) FROM walked) = :lim OR NOT EXISTS (SELECT FROM edge) THEN 'walked'
+                WHEN (SELECT count(*) FROM walked) >= :goes_on THEN 'further'
+                ELSE 'matches' END AS name
+),
+further AS MATERIALIZED (
+    SELECT n.* FROM (
+        SELECT n.* FROM tenant_notes n
+        WHERE n.tenant_id = :tenant AND (n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))
+          AND (SELECT name FROM branch) = 'further'
+        ORDER BY n.created_at DESC, n.id DESC
+        LIMIT :further
+    ) n
+    WHERE n.tenant_id = :tenant
+  AND (n.visibility = 'public' OR n.user_id = :viewer)
+  AND (n.body ILIKE :p OR n.user_id = ANY (:ids::int8[]))
+    ORDER BY n.created_at DESC, n.id DESC
+    LIMIT (SELECT :lim - count(*) FROM walked)
+),
+fallback AS MATERIALIZED (
+    SELECT (SELECT name FROM branch) = 'matches'
+           OR ((SELECT name FROM branch) = 'further'
+               AND (SELECT count(*) FROM walked) + (SELECT count(*) FROM further) < :lim
+               AND (SELECT count(*) FROM (SELECT FROM tenant_notes n
+                                          WHERE n.tenant_id = :tenant AND (n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))
+                                          LIMIT :further) w) = :further) AS needed
+),
+matches AS MATERIALIZED (
     SELECT n.* FROM tenant_notes n
     WHERE n.tenant_id = :tenant
   AND (n.visibility = 'public' OR n.user_id = :viewer)
-  AND (n.body ILIKE '%kim%' OR n.user_id = ANY (:ids::int8[]))
-    ORDER BY n.created_at DESC, n.id DESC
-    LIMIT :lim
-) n
+  AND (n.body ILIKE :p OR n.user_id = ANY (:ids::int8[]))
+      AND (SELECT needed FROM fallback)
+),
+page AS (
+    SELECT * FROM walked WHERE NOT (SELECT needed FROM fallback)
+    UNION ALL
+    SELECT * FROM further WHERE NOT (SELECT needed FROM fallback)
+    UNION ALL
+    (SELECT * FROM matches ORDER BY created_at DESC, id DESC LIMIT :lim)
+)
+SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
+       n.visibility, n.place_id, n.created_at, n.updated_at, (extract(epoch FROM n.created_at) * 1000000)::bigint
+FROM page n
 JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
 ORDER BY n.created_at DESC, n.id DESC;
 COMMIT;

@@ -57,8 +57,15 @@ struct NoteList: Sendable {
         var query = filters.near.map { nearestStatement(from: $0, tenantID: tenantID, viewerID: viewerID) }
             ?? newestStatement(tenantID: tenantID, viewerID: viewerID)
         // A walking newest-first page decides between its plans as it runs, so one plan fits
-        // every value and planning it once per connection saves ~2 ms a search.
-        query.prepared = !filters.needsCustomPlan || (filters.near == nil && filters.walksNewestFirst)
+        // every pattern and planning it once per connection saves ~2 ms a search. Authors
+        // matched by name are the exception: PostgreSQL hashes `user_id = ANY(ids)` only when
+        // the array is known at planning (500 ids, compared one by one on every walked row,
+        // cost 8.3 ms a page against 5.7 ms planned each time; bench/results/2026-11-23-search.md).
+        if filters.near == nil && filters.walksNewestFirst {
+            query.prepared = (filters.search?.userIDs ?? []).isEmpty
+        } else {
+            query.prepared = !filters.needsCustomPlan
+        }
         return query
     }
 
@@ -92,8 +99,9 @@ struct NoteList: Sendable {
     ///    and that is the page: a common word or a dense box.
     /// 2. `further`: with at least `newestWalkGoesOn` matches in the walk (1 in 200), the walk
     ///    goes on from where it stopped (`edge`) through at most `newestWalkFurther` more notes.
-    ///    Walked rows are all newer than `edge`, further ones older, so together, sorted,
-    ///    their first `limit + 1` are the page, when they hold that many or the notes ran out.
+    ///    Walked rows are all newer than `edge`, further ones older, so the walked rows and
+    ///    the first further ones (as many as make `limit + 1`) are the page, when there are
+    ///    that many or the notes ran out.
     /// 3. `matches`: otherwise the matches are rare: every one of them, through the trigram or
     ///    spatial index (a CTE without ORDER BY, so an estimate cannot turn it back into a
     ///    walk), sorted. This branch alone is the page.
@@ -156,7 +164,7 @@ struct NoteList: Sendable {
                 ) n
                 WHERE \(condition)
                 ORDER BY n.created_at DESC, n.id DESC
-                LIMIT \(rows)
+                LIMIT (SELECT \(rows) - count(*) FROM walked)
             ),
             fallback AS MATERIALIZED (
                 SELECT (SELECT name FROM branch) = 'matches'
@@ -179,7 +187,7 @@ struct NoteList: Sendable {
                 (SELECT * FROM matches ORDER BY created_at DESC, id DESC LIMIT \(rows))
             )
             SELECT \(Note.columns), (extract(epoch FROM n.created_at) * 1000000)::bigint
-            FROM (SELECT * FROM page ORDER BY created_at DESC, id DESC LIMIT \(rows)) n
+            FROM page n
             JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
             ORDER BY n.created_at DESC, n.id DESC
             """
