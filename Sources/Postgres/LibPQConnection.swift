@@ -10,11 +10,11 @@ import Synchronization
 /// every use of the handle happens under `lock`, and the pool lends a connection
 /// to one borrower at a time anyway.
 final class LibPQConnection: @unchecked Sendable {
-    private let handle: OpaquePointer
-    private let lock = NSLock()
+    let handle: OpaquePointer
+    let lock = NSLock()
     /// SQL text to prepared-statement name, per connection since prepared
     /// statements live in the server session.
-    private var preparedStatements: [String: String] = [:]
+    var preparedStatements: [String: String] = [:]
     /// Names are never reused, even after the cache is cleared, since the server may still hold the old ones.
     private var nextStatementNumber = 0
     /// Our SQL is a fixed set of shapes; the cap only guards against a caller
@@ -23,7 +23,7 @@ final class LibPQConnection: @unchecked Sendable {
     /// `BEGIN` and the transaction's settings, not sent yet: they go out with the
     /// transaction's first statement, in the same trip to the pool's thread (see
     /// `PostgresPool.withTransaction`).
-    private var deferredBegin: String?
+    var deferredBegin: String?
 
     /// Connects, blocking, from a `postgres://` URL or `key=value` conninfo.
     init(conninfo: String) throws {
@@ -66,7 +66,10 @@ final class LibPQConnection: @unchecked Sendable {
     /// True when idle outside any transaction, the only state in which a
     /// connection may go back to the pool.
     var isIdle: Bool {
-        lock.withLock { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE && deferredBegin == nil }
+        lock.withLock {
+            PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE && deferredBegin == nil
+                && PQpipelineStatus(handle) == PQ_PIPELINE_OFF
+        }
     }
 
     /// A non-blocking look at an idle connection: if the server closed it
@@ -199,7 +202,7 @@ final class LibPQConnection: @unchecked Sendable {
 
     // MARK: - Private
 
-    private func preparedName(for sql: String, query: PostgresQuery) throws -> String? {
+    func preparedName(for sql: String, query: PostgresQuery) throws -> String? {
         if let name = preparedStatements[sql] { return name }
         guard preparedStatements.count < Self.preparedStatementLimit else { return nil }
         let name = "lr\(nextStatementNumber)"
@@ -210,7 +213,7 @@ final class LibPQConnection: @unchecked Sendable {
         return name
     }
 
-    private func withParameters<T>(
+    func withParameters<T>(
         _ binds: [PostgresBind],
         _ body: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) throws -> T
     ) throws -> T {
@@ -251,7 +254,7 @@ final class LibPQConnection: @unchecked Sendable {
     }
 
     /// Turns a `PGresult` into rows or a `PostgresError`, and frees it.
-    private func check(_ result: OpaquePointer?) throws -> PostgresRows {
+    func check(_ result: OpaquePointer?) throws -> PostgresRows {
         guard let result else {
             throw PostgresError(kind: .connectionLost, message: Self.connectionMessage(handle))
         }
@@ -281,7 +284,7 @@ final class LibPQConnection: @unchecked Sendable {
         }
     }
 
-    private static func connectionMessage(_ handle: OpaquePointer) -> String {
+    static func connectionMessage(_ handle: OpaquePointer) -> String {
         guard let message = PQerrorMessage(handle) else { return "connection failed" }
         return String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
     }

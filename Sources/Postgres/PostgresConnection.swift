@@ -13,6 +13,12 @@ public struct PostgresConnection: Sendable {
         return try await run { try handle.execute(query) }
     }
 
+    /// `query` in a transaction of its own with `settings` (see `PostgresPool.query(_:settings:)`).
+    func queryAlone(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
+        let handle = self.handle
+        return try await run { try handle.executeAlone(query, settings: settings) }
+    }
+
     /// Runs parameterless SQL text, possibly several statements (migrations, `BEGIN`).
     /// Never pass input here.
     @discardableResult
@@ -41,5 +47,35 @@ public struct PostgresConnection: Sendable {
             // The thread pool refuses work only once it is shut down.
             throw PostgresError(kind: .poolClosed, message: "the connection pool is shut down")
         }
+    }
+}
+
+/// What statements run on: a connection lent inside a transaction, or
+/// `PostgresPool.eachAlone(settings:)`, where each statement is a transaction of its own.
+/// Code that only reads can take either.
+public protocol PostgresQuerying: Sendable {
+    @discardableResult
+    func query(_ query: PostgresQuery) async throws -> PostgresRows
+}
+
+extension PostgresConnection: PostgresQuerying {}
+
+/// Runs each statement in a transaction of its own with the same settings
+/// (`PostgresPool.query(_:settings:)`: one round trip each).
+public struct PostgresStatementsAlone: PostgresQuerying {
+    let pool: PostgresPool
+    let settings: [(String, String)]
+
+    @discardableResult
+    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
+        try await pool.query(query, settings: settings)
+    }
+}
+
+extension PostgresPool {
+    /// Statements with these settings, each in a transaction of its own: for reads
+    /// whose statements need not share one snapshot.
+    public func eachAlone(settings: [(String, String)]) -> PostgresStatementsAlone {
+        PostgresStatementsAlone(pool: self, settings: settings)
     }
 }

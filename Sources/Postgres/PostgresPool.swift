@@ -123,6 +123,15 @@ public final class PostgresPool: Sendable, Service {
         try await withConnection { try await $0.query(query) }
     }
 
+    /// Runs one statement in a transaction of its own, with `settings` set for it by
+    /// `set_config(name, value, true)` (the tenant for row-level security), in one round
+    /// trip and one hop to the pool's threads; `withTransaction` needs two hops and three
+    /// round trips (`BEGIN` with the settings, the statement, `COMMIT`) for the same.
+    /// For a read that is one statement; an error rolls it back like any transaction.
+    public func query(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
+        try await withConnection { try await $0.queryAlone(query, settings: settings) }
+    }
+
     /// Service entry point: waits for graceful shutdown, then closes the pool.
     public func run() async throws {
         try? await gracefulShutdown()

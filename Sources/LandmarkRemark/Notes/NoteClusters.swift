@@ -75,14 +75,14 @@ struct NoteClusters: Sendable {
     }
 
     /// The request with its username matches looked up (see `NoteFilters.resolved`).
-    func resolved(tenantID: Int64, on connection: PostgresConnection) async throws -> NoteClusters {
+    func resolved(tenantID: Int64, on connection: some PostgresQuerying) async throws -> NoteClusters {
         var clusters = self
         clusters.filters = try await filters.resolved(tenantID: tenantID, on: connection)
         return clusters
     }
 
     /// Runs the cluster query inside the caller's tenant transaction.
-    func run(tenantID: Int64, viewerID: Int64, on connection: PostgresConnection) async throws -> Response {
+    func run(tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Response {
         let resolved = try await resolved(tenantID: tenantID, on: connection)
         let rows = try await connection.query(resolved.statement(tenantID: tenantID, viewerID: viewerID))
         let clusters = try rows.map { row in

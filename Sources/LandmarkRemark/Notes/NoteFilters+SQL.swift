@@ -46,7 +46,7 @@ extension NoteFilters {
     /// hands the note query their ids as a value: planned for that value, `user_id =
     /// ANY(ids)` is estimated exactly (often: no one), where a subquery's result is a
     /// guess that can talk the planner out of the body's trigram index.
-    func resolved(tenantID: Int64, on connection: PostgresConnection) async throws -> NoteFilters {
+    func resolved(tenantID: Int64, on connection: some PostgresQuerying) async throws -> NoteFilters {
         guard var search, search.field != .body else { return self }
         var query: PostgresQuery = """
             SELECT u.id FROM tenant_users u

@@ -24,14 +24,14 @@ struct NoteList: Sendable {
     }
 
     /// The list with its username matches looked up (see `NoteFilters.resolved`).
-    func resolved(tenantID: Int64, on connection: PostgresConnection) async throws -> NoteList {
+    func resolved(tenantID: Int64, on connection: some PostgresQuerying) async throws -> NoteList {
         var list = self
         list.filters = try await filters.resolved(tenantID: tenantID, on: connection)
         return list
     }
 
     /// Runs the page query inside the caller's tenant transaction.
-    func page(tenantID: Int64, viewerID: Int64, on connection: PostgresConnection) async throws -> Page {
+    func page(tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Page {
         let list = try await resolved(tenantID: tenantID, on: connection)
         let rows = try await connection.query(list.statement(tenantID: tenantID, viewerID: viewerID))
         var items: [Note] = []

@@ -15,7 +15,7 @@ struct NoteStore: Sendable {
     }
 
     /// The note if `viewer` may see it (public, or their own).
-    func find(tenantID: Int64, id: Int64, viewerID: Int64, on connection: PostgresConnection) async throws -> Note? {
+    func find(tenantID: Int64, id: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Note? {
         let rows = try await connection.query("""
             SELECT \(Note.columns)
             FROM tenant_notes n

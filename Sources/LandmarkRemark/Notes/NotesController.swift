@@ -4,7 +4,7 @@ import Hummingbird
 import Postgres
 
 /// `/v1/notes` and `/v1/users/{username}/notes`. Every handler runs behind the
-/// authenticator, in a transaction of the caller's tenant.
+/// authenticator, as the caller's tenant: writes in a transaction, reads as statements alone.
 struct NotesController {
     let services: AppServices
     let store = NoteStore()
@@ -69,9 +69,8 @@ struct NotesController {
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         let id = try Self.noteID(context)
-        let note = try await services.pool.withTenant(identity.tenantID) { connection in
-            try await store.find(tenantID: identity.tenantID, id: id, viewerID: identity.userID, on: connection)
-        }
+        let note = try await store.find(
+            tenantID: identity.tenantID, id: id, viewerID: identity.userID, on: services.pool.reads(identity.tenantID))
         guard let note else { throw AppError.notFound("note") }
         let body = try Self.encode(note).data
         let tag = EntityTag.of(body)
@@ -130,9 +129,7 @@ struct NotesController {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         let list = try NoteList(&parameters)
-        let page = try await services.pool.withTenant(identity.tenantID) { connection in
-            try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: connection)
-        }
+        let page = try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: services.pool.reads(identity.tenantID))
         return .json(page)
     }
 
@@ -143,16 +140,13 @@ struct NotesController {
         guard AccountRules.usernameProblem(username) == nil else { throw AppError.notFound("user") }
         var parameters = try QueryParameters(query: request.uri.query)
         let list = try NoteList(&parameters, author: .username(username))
-        let page = try await services.pool.withTenant(identity.tenantID) { connection -> NoteList.Page? in
-            let user = try await connection.query("""
-                SELECT 1 FROM tenant_users
-                WHERE tenant_id = \(identity.tenantID) AND lower(username) = lower(\(username)) AND disabled_at IS NULL
-                """)
-            guard !user.isEmpty else { return nil }
-            return try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: connection)
-        }
-        guard let page else { throw AppError.notFound("user") }
-        return .json(page)
+        let reads = services.pool.reads(identity.tenantID)
+        let user = try await reads.query("""
+            SELECT 1 FROM tenant_users
+            WHERE tenant_id = \(identity.tenantID) AND lower(username) = lower(\(username)) AND disabled_at IS NULL
+            """)
+        guard !user.isEmpty else { throw AppError.notFound("user") }
+        return .json(try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: reads))
     }
 
     /// Notes inside `bbox`, grouped on the map grid of `zoom`.
@@ -160,9 +154,8 @@ struct NotesController {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         let clusters = try NoteClusters(&parameters)
-        let response = try await services.pool.withTenant(identity.tenantID) { connection in
-            try await clusters.run(tenantID: identity.tenantID, viewerID: identity.userID, on: connection)
-        }
+        let response = try await clusters.run(
+            tenantID: identity.tenantID, viewerID: identity.userID, on: services.pool.reads(identity.tenantID))
         return try .json(response)
     }
 

@@ -36,7 +36,7 @@ struct PlaceList: Sendable {
         return Array(Tokens.sha256(canonical).prefix(8))
     }
 
-    func page(tenantID: Int64, viewerID: Int64, on connection: PostgresConnection) async throws -> Page {
+    func page(tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Page {
         let rows = try await connection.query(statement(tenantID: tenantID, viewerID: viewerID))
         var items: [Place] = []
         var keys: [NoteCursor.Key] = []

@@ -15,7 +15,7 @@ struct PlaceStore: Sendable {
         return place
     }
 
-    func find(tenantID: Int64, id: Int64, viewer: Int64, on connection: PostgresConnection) async throws -> Place? {
+    func find(tenantID: Int64, id: Int64, viewer: Int64, on connection: some PostgresQuerying) async throws -> Place? {
         let rows = try await connection.query("""
             SELECT \(Place.columns(viewer: viewer)) FROM tenant_places p WHERE p.tenant_id = \(tenantID) AND p.id = \(id)
             """)

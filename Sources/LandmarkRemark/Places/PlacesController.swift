@@ -34,18 +34,14 @@ struct PlacesController {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         let list = try PlaceList(&parameters)
-        let page = try await services.pool.withTenant(identity.tenantID) { connection in
-            try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: connection)
-        }
+        let page = try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: services.pool.reads(identity.tenantID))
         return .json(page)
     }
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         let id = try Self.id(context)
-        let place = try await services.pool.withTenant(identity.tenantID) { connection in
-            try await store.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: connection)
-        }
+        let place = try await store.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: services.pool.reads(identity.tenantID))
         guard let place else { throw AppError.notFound("place") }
         return .json(place)
     }

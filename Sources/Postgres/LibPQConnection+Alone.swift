@@ -1,0 +1,59 @@
+import CLibPQ
+
+extension LibPQConnection {
+    /// Runs `query` in a transaction of its own with `settings` set for it
+    /// (`set_config(name, value, true)`), in one round trip. Blocks.
+    ///
+    /// libpq's pipeline mode sends the settings' statement and `query` together,
+    /// then a Sync. Without `BEGIN`, everything before a Sync is one implicit
+    /// transaction, committed at the Sync, or rolled back if a statement failed;
+    /// so the settings last exactly as long as `query`, as in `withTransaction`,
+    /// without the `BEGIN` and `COMMIT` round trips.
+    func executeAlone(_ query: PostgresQuery, settings: [(String, String)]) throws -> PostgresRows {
+        try lock.withLock {
+            precondition(deferredBegin == nil, "a statement alone cannot run inside a transaction")
+            // PQprepare waits for its answer, so it runs before the pipeline (once per connection).
+            let name = query.prepared ? try preparedName(for: query.sql, query: query) : nil
+            var statements = [query]
+            if !settings.isEmpty {
+                var set: PostgresQuery = "SELECT "
+                for (index, (setting, value)) in settings.enumerated() {
+                    set.append(index == 0 ? "" : ", ")
+                    set.append("set_config(\(setting), \(value), true)")
+                }
+                set.prepared = false
+                statements.insert(set, at: 0)
+            }
+            guard PQenterPipelineMode(handle) == 1 else { throw lostConnection() }
+            defer { _ = PQexitPipelineMode(handle) }
+            for statement in statements {
+                let sent = try withParameters(statement.binds) { count, values, lengths, formats -> Int32 in
+                    if statement.prepared, let name {
+                        return PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0)
+                    }
+                    let types = statement.binds.map { Oid($0.oid) }
+                    return PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 0)
+                }
+                guard sent == 1 else { throw lostConnection() }
+            }
+            guard PQpipelineSync(handle) == 1 else { throw lostConnection() }
+            // Every result is read, failed or not, so the pipeline ends clean; the first error is the answer.
+            var outcome: Result<PostgresRows, any Error>?
+            for _ in statements {
+                let result = PQgetResult(handle)
+                let step = Result { try check(result) }
+                if result != nil { while let extra = PQgetResult(handle) { PQclear(extra) } }
+                if case .failure = outcome {} else { outcome = step }
+            }
+            guard let sync = PQgetResult(handle) else { throw lostConnection() }
+            let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+            PQclear(sync)
+            guard synced else { throw lostConnection() }
+            return try outcome!.get()
+        }
+    }
+
+    private func lostConnection() -> PostgresError {
+        PostgresError(kind: .connectionLost, message: Self.connectionMessage(handle))
+    }
+}

@@ -1,0 +1,75 @@
+import Postgres
+import Testing
+
+/// `PostgresPool.query(_:settings:)`: one statement in a transaction of its own, with
+/// its settings, in one round trip (libpq pipeline mode, an implicit transaction).
+@Suite struct StatementAloneTests {
+    @Test func settingsHoldForTheStatementOnlyAndWritesCommit() async throws {
+        try await withPool(maxConnections: 1) { pool in
+            let table = TestDatabase.uniqueName("alone")
+            try await pool.query("CREATE TABLE \(unsafeSQL: table) (value int, note text)")
+            let odd = "it's 100% \\ \"odd\" é"
+            let echoed = try await pool.query(
+                "SELECT current_setting('app.test_value'), current_setting('app.other'), \(41) + 1",
+                settings: [("app.test_value", odd), ("app.other", "")])
+            // A local setting lives as long as its transaction: seen here, so the settings and the
+            // statement share one; gone below, so that transaction ended.
+            #expect(try echoed[0].decode((String, String, Int).self) == (odd, "", 42))
+
+            // Prepared (the default) and unprepared, reading the setting in the statement.
+            for prepared in [true, false] {
+                var insert: PostgresQuery = """
+                    INSERT INTO \(unsafeSQL: table) SELECT current_setting('app.test_value')::int, \(prepared ? "p" : "u")
+                    RETURNING value
+                    """
+                insert.prepared = prepared
+                let rows = try await pool.query(insert, settings: [("app.test_value", "7")])
+                #expect(try rows[0].decode(Int.self, column: 0) == 7)
+            }
+            // Committed: another statement on the same connection sees both rows, and the setting is gone.
+            let after = try await pool.query(
+                "SELECT count(*)::int, coalesce(current_setting('app.test_value', true), '') FROM \(unsafeSQL: table)")
+            #expect(try after[0].decode((Int, String).self) == (2, ""))
+            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+        }
+    }
+
+    @Test func oneImplicitTransactionRolledBackOnError() async throws {
+        try await withPool(maxConnections: 1) { pool in
+            let table = TestDatabase.uniqueName("alone_error")
+            try await pool.query("CREATE TABLE \(unsafeSQL: table) (value int CHECK (value > 0))")
+            let backend = try await pool.query("SELECT pg_backend_pid()")[0].decode(Int.self, column: 0)
+
+            // A failing statement: its error, its rows rolled back, the connection clean and reused.
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.query(
+                    "INSERT INTO \(unsafeSQL: table) VALUES (\(1)), (\(-1))", settings: [("app.test_value", "y")])
+            }
+            #expect(error?.sqlState == "23514")
+            // A bad setting name fails before the statement, which then never runs.
+            await #expect(throws: PostgresError.self) {
+                try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (\(2))", settings: [("not a valid name", "z")])
+            }
+            let after = try await pool.query(
+                "SELECT pg_backend_pid(), (SELECT count(*)::int FROM \(unsafeSQL: table)), coalesce(current_setting('app.test_value', true), '')")
+            #expect(try after[0].decode((Int, Int, String).self) == (backend, 0, ""))
+            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+        }
+    }
+
+    @Test func aPreparedStatementSurvivesASchemaChange() async throws {
+        try await withPool(maxConnections: 1) { pool in
+            let table = TestDatabase.uniqueName("alone_schema")
+            try await pool.query("CREATE TABLE \(unsafeSQL: table) (a int)")
+            try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (1)")
+            let select: PostgresQuery = "SELECT * FROM \(unsafeSQL: table)"
+            #expect(try await pool.query(select, settings: []).count == 1)
+            try await pool.query("ALTER TABLE \(unsafeSQL: table) ADD COLUMN b int")
+            // The cached plan's result type changed: one failure at most, then the statement is prepared again.
+            _ = try? await pool.query(select, settings: [])
+            let rows = try await pool.query(select, settings: [("app.test_value", "1")])
+            #expect(rows.count == 1)
+            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+        }
+    }
+}
