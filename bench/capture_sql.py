@@ -3,8 +3,10 @@
 With log_min_duration_statement = 0 on the bench cluster, one request of each
 kind goes to the service (directly, not through nginx); the PostgreSQL log lines
 it adds ("statement: …" and "execute <name>: …" with their "DETAIL: parameters:")
-are that request's statements, in order: the access-token lookup, BEGIN,
-set_config('app.tenant_id', …), the query, COMMIT. Each bind parameter becomes:
+are that request's statements, in order: the access-token lookup, then either
+BEGIN, set_config('app.tenant_id', …), the statements, COMMIT (writes), or
+set_config and one statement in one pipeline (reads; replayed by pgbench
+between \startpipeline and \endpipeline). Each bind parameter becomes:
 a pgbench variable when its value is one of the request's coordinates or ids
 (the request uses known values: London's centre, a known note id), otherwise the
 captured value as a literal (tenant id, viewer id, limit, token hash, search
@@ -151,10 +153,23 @@ def capture(psql, http, service_url, token, log_path, out_dir, note_id, note_ran
             main = max(statements, key=lambda s: len(s[1])) if statements else None
             protocol = "extended" if main and main[3] == "execute <unnamed>" else "prepared"
             lines.insert(2, f"-- pgbench-protocol: {protocol}")
-            for _, sql, params, _ in statements:
+            # A read the service sends alone (PostgresPool.query(_:settings:)): set_config and
+            # the statement in one libpq pipeline, one implicit transaction ended by a Sync,
+            # no BEGIN/COMMIT. The log shows set_config through the extended protocol
+            # ("execute"); pgbench replays the pair inside \startpipeline … \endpipeline.
+            pipelined = False
+            for _, sql, params, kind in statements:
                 text, names = substitute(sql, params, variables)
                 used |= names
+                if kind.startswith("execute") and sql.lstrip().startswith("SELECT set_config("):
+                    lines.append("\\startpipeline")
+                    pipelined = True
+                    lines.append(text.rstrip().rstrip(";") + ";")
+                    continue
                 lines.append(text.rstrip().rstrip(";") + ";")
+                if pipelined:
+                    lines.append("\\endpipeline")
+                    pipelined = False
             missing = set(variables.values()) - used
             if missing:
                 lines.insert(2, f"-- NOTE: {sorted(missing)} not found among the bind parameters; "

@@ -12,8 +12,6 @@ extension LibPQConnection {
     func executeAlone(_ query: PostgresQuery, settings: [(String, String)]) throws -> PostgresRows {
         try lock.withLock {
             precondition(deferredBegin == nil, "a statement alone cannot run inside a transaction")
-            // PQprepare waits for its answer, so it runs before the pipeline (once per connection).
-            let name = query.prepared ? try preparedName(for: query.sql, query: query) : nil
             var statements = [query]
             if !settings.isEmpty {
                 var set: PostgresQuery = "SELECT "
@@ -21,14 +19,16 @@ extension LibPQConnection {
                     set.append(index == 0 ? "" : ", ")
                     set.append("set_config(\(setting), \(value), true)")
                 }
-                set.prepared = false
                 statements.insert(set, at: 0)
             }
+            // The settings' statement is the same text every time, so it is prepared too. PQprepare
+            // waits for its answer, so it runs before the pipeline (once per connection and text).
+            let names = try statements.map { $0.prepared ? try preparedName(for: $0.sql, query: $0) : nil }
             guard PQenterPipelineMode(handle) == 1 else { throw lostConnection() }
             defer { _ = PQexitPipelineMode(handle) }
-            for statement in statements {
+            for (statement, name) in zip(statements, names) {
                 let sent = try withParameters(statement.binds) { count, values, lengths, formats -> Int32 in
-                    if statement.prepared, let name {
+                    if let name {
                         return PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0)
                     }
                     let types = statement.binds.map { Oid($0.oid) }

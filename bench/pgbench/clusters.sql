@@ -11,10 +11,11 @@
 \set max_lng :clng + 0.045 * :k
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
-\set id random(1, 1000000)
+\set id random(1, 100000)
 SELECT tenant_id, tenant_slug, user_id, username, session_id
-	FROM authenticate_access_token('\x5a204a3fbdb38c08edb72784e1d77fec9c7a7c243fb62a6b1864d5c5b4ac8d5e');
-BEGIN; SELECT set_config('app.tenant_id', '1', true);
+	FROM authenticate_access_token('\x1d774bb9ee8d92c6e03311f58973ce10c0620e5f0c9c1ee708db74e2e074033e');
+\startpipeline
+SELECT set_config('app.tenant_id', '1', true);
 SELECT avg(lat), avg(lng), count(*)::int8, CASE WHEN count(*) = 1 THEN min(id) END
 	FROM (
 	    SELECT n.id, ST_Y(n.location::geometry) AS lat, ST_X(n.location::geometry) AS lng
@@ -29,4 +30,4 @@ SELECT avg(lat), avg(lng), count(*)::int8, CASE WHEN count(*) = 1 THEN min(id) E
 	    least(floor((1 - asinh(tan(radians(greatest(-(85.0511287798066), least((85.0511287798066), lat))))) / pi())
 	                / 2 * (4096))::int8, (4096) - 1)
 	ORDER BY count(*) DESC, min(id);
-COMMIT;
+\endpipeline

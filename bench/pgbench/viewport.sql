@@ -11,16 +11,17 @@
 \set max_lng :clng + 0.045 * :k
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
-\set id random(1, 1000000)
+\set id random(1, 100000)
 SELECT tenant_id, tenant_slug, user_id, username, session_id
-	FROM authenticate_access_token('\x5a204a3fbdb38c08edb72784e1d77fec9c7a7c243fb62a6b1864d5c5b4ac8d5e');
-BEGIN; SELECT set_config('app.tenant_id', '1', true);
+	FROM authenticate_access_token('\x1d774bb9ee8d92c6e03311f58973ce10c0620e5f0c9c1ee708db74e2e074033e');
+\startpipeline
+SELECT set_config('app.tenant_id', '1', true);
 WITH walked AS MATERIALIZED (
 	    SELECT n.* FROM (
 	        SELECT n.* FROM tenant_notes n
 	        WHERE n.tenant_id = (1)
 	        ORDER BY n.created_at DESC, n.id DESC
-	        LIMIT (2000)
+	        LIMIT (1000)
 	    ) n
 	    WHERE n.tenant_id = (1)
 	  AND (n.visibility = 'public' OR n.user_id = (1))
@@ -29,21 +30,52 @@ WITH walked AS MATERIALIZED (
 	    ORDER BY n.created_at DESC, n.id DESC
 	    LIMIT (51)
 	),
+	edge AS MATERIALIZED (
+	    SELECT n.created_at, n.id FROM tenant_notes n
+	    WHERE n.tenant_id = (1)
+	    ORDER BY n.created_at DESC, n.id DESC
+	    OFFSET (999) LIMIT 1
+	),
+	branch AS MATERIALIZED (
+	    SELECT CASE WHEN (SELECT count(*) FROM walked) = (51) OR NOT EXISTS (SELECT FROM edge) THEN 'walked'
+	                WHEN (SELECT count(*) FROM walked) >= (5) THEN 'further'
+	                ELSE 'matches' END AS name
+	),
+	further AS MATERIALIZED (
+	    SELECT n.* FROM (
+	        SELECT n.* FROM tenant_notes n
+	        WHERE n.tenant_id = (1) AND (n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))
+	          AND (SELECT name FROM branch) = 'further'
+	        ORDER BY n.created_at DESC, n.id DESC
+	        LIMIT (15000)
+	    ) n
+	    WHERE n.tenant_id = (1)
+	  AND (n.visibility = 'public' OR n.user_id = (1))
+	  AND (((n.location::geometry && ST_MakeEnvelope(:min_lng, :min_lat, :max_lng, :max_lat, 4326)
+	 AND ST_X(n.location::geometry) BETWEEN :min_lng AND :max_lng)) AND ST_Y(n.location::geometry) BETWEEN :min_lat AND :max_lat)
+	    ORDER BY n.created_at DESC, n.id DESC
+	    LIMIT (SELECT (51) - count(*) FROM walked)
+	),
+	fallback AS MATERIALIZED (
+	    SELECT (SELECT name FROM branch) = 'matches'
+	           OR ((SELECT name FROM branch) = 'further'
+	               AND (SELECT count(*) FROM walked) + (SELECT count(*) FROM further) < (51)
+	               AND (SELECT count(*) FROM (SELECT FROM tenant_notes n
+	                                          WHERE n.tenant_id = (1) AND (n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))
+	                                          LIMIT (15000)) w) = (15000)) AS needed
+	),
 	matches AS MATERIALIZED (
 	    SELECT n.* FROM tenant_notes n
 	    WHERE n.tenant_id = (1)
 	  AND (n.visibility = 'public' OR n.user_id = (1))
 	  AND (((n.location::geometry && ST_MakeEnvelope(:min_lng, :min_lat, :max_lng, :max_lat, 4326)
 	 AND ST_X(n.location::geometry) BETWEEN :min_lng AND :max_lng)) AND ST_Y(n.location::geometry) BETWEEN :min_lat AND :max_lat)
-	      AND (SELECT count(*) FROM walked) < (51) AND NOT (SELECT count(*) FROM (SELECT FROM tenant_notes n
-	                       WHERE n.tenant_id = (1)
-	                       LIMIT (2000)) w) < (2000)
+	      AND (SELECT needed FROM fallback)
 	),
 	page AS (
-	    SELECT * FROM walked
-	    WHERE (SELECT count(*) FROM walked) = (51) OR (SELECT count(*) FROM (SELECT FROM tenant_notes n
-	                       WHERE n.tenant_id = (1)
-	                       LIMIT (2000)) w) < (2000)
+	    SELECT * FROM walked WHERE NOT (SELECT needed FROM fallback)
+	    UNION ALL
+	    SELECT * FROM further WHERE NOT (SELECT needed FROM fallback)
 	    UNION ALL
 	    (SELECT * FROM matches ORDER BY created_at DESC, id DESC LIMIT (51))
 	)
@@ -52,4 +84,4 @@ WITH walked AS MATERIALIZED (
 	FROM page n
 	JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
 	ORDER BY n.created_at DESC, n.id DESC;
-COMMIT;
+\endpipeline
