@@ -9,14 +9,12 @@
 -- Rows arrive in random spatial order and in created_at order, as real inserts do
 -- (the service stamps created_at when it inserts, so the newest notes are the last
 -- rows written). Before 2026-11-23 they arrived in random time order, which made
--- every newest-first walk read one heap page per note (bench/results/2026-11-23-search.md). No lng is -180, so the
--- antimeridian trigger (disabled during the load with the event triggers) has
--- nothing to do.
+-- every newest-first walk read one heap page per note (bench/results/2026-11-23-search.md).
+-- No lng is -180, so the antimeridian trigger (disabled during the load with the
+-- event triggers) has nothing to do.
 \set ON_ERROR_STOP 1
 \timing on
 BEGIN;
--- Room to sort a million generated notes by created_at in memory.
-SET LOCAL work_mem = '512MB';
 ALTER TABLE users DISABLE TRIGGER USER;
 ALTER TABLE notes DISABLE TRIGGER USER;
 ALTER TABLE places DISABLE TRIGGER USER;
@@ -56,7 +54,8 @@ SELECT p_tenant,
        s.ts, s.ts
 FROM (SELECT g, floor(50 * power(random(), 2))::int + 1 AS ci,
              sqrt(-2 * ln(1 - random())) * 4.0 AS r, 2 * pi() * random() AS th,
-             now() - random() * interval '365 days' AS ts, random() AS vis, random() AS rare
+             -- One note every 365 days / p_count, the newest last: rows go in in time order.
+             now() - (p_count - g) * (interval '365 days' / p_count) AS ts, random() AS vis, random() AS rare
       FROM generate_series(1, p_count) g) s
 JOIN bench_cities c ON c.idx = s.ci
 CROSS JOIN (SELECT array_agg(id) AS ids FROM users WHERE tenant_id = p_tenant) u
@@ -64,7 +63,6 @@ CROSS JOIN LATERAL (
     SELECT string_agg(w[1 + floor(90 * power(random(), 2.5))::int], ' ')
            || CASE WHEN s.rare < 0.0005 THEN ' axolotl' WHEN s.rare < 0.0025 THEN ' zeppelin' ELSE '' END AS body
     FROM generate_series(1, 3 + s.g % 17) k, pg_temp.bench_words() w) b
-ORDER BY s.ts
 $$;
 
 SELECT pg_temp.bench_users(id, :users, :'hash') FROM tenants WHERE slug = 'bench';

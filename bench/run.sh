@@ -76,6 +76,9 @@ LOAD_START=$(date +%s.%N)
 (cd "$ROOT" && psql -X -q "$LR_MIGRATE_DATABASE_URL" -v users=$USERS -v notes=$NOTES -v users2=$USERS2 \
     -v notes2=$NOTES2 -v places=2000 -v hash="$HASH" -f bench/generate.sql) | grep -E 'Time:' | tail -20 >"$WORK/load-times.txt" || true
 LOAD_SECONDS=$(python3 -c "import time; print(round(time.time() - $LOAD_START, 1))")
+# psql's errors went to the log above; a short load must not go on to measure an empty table.
+LOADED=$(su_psql -At -c "SELECT count(*) FROM notes")
+if [ "$LOADED" -lt $((NOTES + NOTES2)) ]; then echo "the load failed: $LOADED notes"; exit 1; fi
 echo "loaded in ${LOAD_SECONDS}s"
 su_psql -At -c "SELECT 'database size: ' || pg_size_pretty(pg_database_size('landmark_remark'))"
 # BENCH_LOAD_ONLY=1: stop after the load (to time the generator alone).
