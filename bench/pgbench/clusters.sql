@@ -11,9 +11,9 @@
 \set max_lng :clng + 0.045 * :k
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
-\set id random(1, 100000)
+\set id random(1, 1000000)
 SELECT tenant_id, tenant_slug, user_id, username, session_id
-	FROM authenticate_access_token('\x1d774bb9ee8d92c6e03311f58973ce10c0620e5f0c9c1ee708db74e2e074033e');
+	FROM authenticate_access_token('\x1612a88179a12596c736fcf26671501cd957570f64d2b675b0755e221cc401bc');
 \startpipeline
 SELECT set_config('app.tenant_id', '1', true);
 SELECT avg(lat), avg(lng), count(*)::int8, CASE WHEN count(*) = 1 THEN min(id) END
