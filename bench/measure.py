@@ -418,14 +418,14 @@ def render(r):
             w(f"| {description} | " + " | ".join(cells) + " |")
     w("")
     w("## Profile: the service under nearest-50 load (perf, cpu-clock, 32 connections)\n")
-    if r["profile"]:
+    if r.get("profile"):
         w("By shared object:\n\n```")
         w("\n".join(r["profile"]["dso"][:15]))
         w("```\n\nTop functions (self time):\n\n```")
         w("\n".join(r["profile"]["symbol"][:15]))
         w("```")
     else:
-        w(f"Not available: {r['profile_error']}")
+        w(f"Not available: {r.get('profile_error')}")
     w("")
     return "\n".join(out) + "\n"
 

@@ -13,7 +13,7 @@
 \set max_lat :clat + 0.045
 \set id random(1, 1000000)
 SELECT tenant_id, tenant_slug, user_id, username, session_id
-	FROM authenticate_access_token('\x1612a88179a12596c736fcf26671501cd957570f64d2b675b0755e221cc401bc');
+	FROM authenticate_access_token('\xcf09db54e4356f63c154a421075fae86e9167086f327f7983aaa87278d864716');
 \startpipeline
 SELECT set_config('app.tenant_id', '1', true);
 SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
