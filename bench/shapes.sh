@@ -42,6 +42,19 @@ read -r NEAR_DIST10 NEAR_ID10 < <(q "WITH o AS (SELECT ST_SetSRID(ST_MakePoint(-
 DEFINES=(-D tenant="$TENANT" -D viewer="$VIEWER" -D new_micros10="$NEW_MICROS10" -D new_id10="$NEW_ID10"
          -D near_dist10="$NEAR_DIST10" -D near_id10="$NEAR_ID10")
 
+# The walking shapes share one statement (shapes/newest-walk.sql.part); each script names
+# its filter on a line `-- @newest-walk: <condition>`, replaced here by the statement.
+expand_walk() {
+    python3 - "$1" bench/shapes/newest-walk.sql.part <<'PY'
+import sys
+script, part = sys.argv[1], sys.argv[2]
+statement = "".join(line for line in open(part) if not line.startswith("--"))
+marker = "-- @newest-walk: "
+for line in open(script):
+    sys.stdout.write(statement.replace("@CONDITION@", line[len(marker):].strip()) if line.startswith(marker) else line)
+PY
+}
+
 if [ $# -gt 0 ]; then SHAPES=("$@"); else
     SHAPES=()
     for f in "$SHAPES_DIR"/*.sql; do n=$(basename "$f" .sql); [ "$n" = insert ] || SHAPES+=("$n"); done
@@ -57,6 +70,10 @@ for shape in "${SHAPES[@]}"; do
     script=$SHAPES_DIR/$shape.sql
     protocol=$(sed -n 's/^-- pgbench-protocol: //p' "$script")
     rm -f "$OUT/$shape".*
+    if grep -q '^-- @newest-walk: ' "$script"; then
+        expand_walk "$script" > "$OUT/$shape.script.sql"
+        script=$OUT/$shape.script.sql
+    fi
     if [ "$shape" = insert ]; then START_ID=$(q "SELECT coalesce(max(id), 0) FROM notes"); fi
     pgbench -n -c "$CLIENTS" -j "$CLIENTS" -T "$SECONDS_PER" -M "${protocol:-prepared}" "${DEFINES[@]}" \
         -l --log-prefix="$OUT/$shape" -f "$script" "$APP" > "$OUT/$shape.out" 2>&1 \
