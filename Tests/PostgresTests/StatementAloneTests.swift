@@ -57,6 +57,24 @@ import Testing
         }
     }
 
+    @Test func aBackendEndedMidStatementFailsItAndTheNextOneGetsANewConnection() async throws {
+        try await withPool(maxConnections: 1) { pool in
+            let settings = [("app.test_value", "1")]
+            let pid = try await pool.query("SELECT pg_backend_pid()", settings: settings)[0].decode(Int.self, column: 0)
+            let slow = Task { try await pool.query("SELECT pg_sleep(5), current_setting('app.test_value')", settings: settings) }
+            try await Task.sleep(for: .milliseconds(300))
+            try await withPool(maxConnections: 1) { killer in
+                try await killer.query("SELECT pg_terminate_backend(\(pid)::int4)")
+            }
+            await #expect(throws: PostgresError.self) { _ = try await slow.value }
+            // The broken connection was not kept: the next statement alone runs on a new backend.
+            let after = try await pool.query("SELECT pg_backend_pid(), current_setting('app.test_value')", settings: settings)
+            let (newPID, value) = try after[0].decode((Int, String).self)
+            #expect(newPID != pid)
+            #expect(value == "1")
+        }
+    }
+
     @Test func aPreparedStatementSurvivesASchemaChange() async throws {
         try await withPool(maxConnections: 1) { pool in
             let table = TestDatabase.uniqueName("alone_schema")
