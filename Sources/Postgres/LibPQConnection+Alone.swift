@@ -24,6 +24,9 @@ extension LibPQConnection {
             // The settings' statement is the same text every time, so it is prepared too. PQprepare
             // waits for its answer, so it runs before the pipeline (once per connection and text).
             let names = try statements.map { $0.prepared ? try preparedName(for: $0.sql, query: $0) : nil }
+            // A value libpq cannot send fails here, before anything is queued: a pipeline left
+            // half-sent could not be ended, and the connection would have to be thrown away.
+            for statement in statements { try withParameters(statement.binds) { _, _, _, _ in } }
             guard PQenterPipelineMode(handle) == 1 else { throw lostConnection() }
             defer { _ = PQexitPipelineMode(handle) }
             for (statement, name) in zip(statements, names) {
@@ -45,10 +48,24 @@ extension LibPQConnection {
                 if result != nil { while let extra = PQgetResult(handle) { PQclear(extra) } }
                 if case .failure = outcome {} else { outcome = step }
             }
-            guard let sync = PQgetResult(handle) else { throw lostConnection() }
-            let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
-            PQclear(sync)
-            guard synced else { throw lostConnection() }
+            // Then the Sync. An error in its place is the implicit COMMIT failing (a deferred
+            // constraint): it is the answer if nothing failed before, and the Sync still follows.
+            var ends = 0
+            while true {
+                guard let result = PQgetResult(handle) else {
+                    // One NULL may end the failed COMMIT's results; two in a row, nothing is coming.
+                    ends += 1
+                    if ends > 1 || PQstatus(handle) != CONNECTION_OK { throw lostConnection() }
+                    continue
+                }
+                ends = 0
+                if PQresultStatus(result) == PGRES_PIPELINE_SYNC {
+                    PQclear(result)
+                    break
+                }
+                let step = Result { try check(result) }
+                if case .failure = step, case .success = outcome { outcome = step }
+            }
             return try outcome!.get()
         }
     }

@@ -51,8 +51,8 @@ public struct PostgresConnection: Sendable {
 }
 
 /// What statements run on: a connection lent inside a transaction, or
-/// `PostgresPool.eachAlone(settings:)`, where each statement is a transaction of its own.
-/// Code that only reads can take either.
+/// `PostgresPool.withStatementsAlone(settings:_:)`, where each statement is a transaction
+/// of its own. Code that only reads can take either.
 public protocol PostgresQuerying: Sendable {
     @discardableResult
     func query(_ query: PostgresQuery) async throws -> PostgresRows
@@ -60,22 +60,25 @@ public protocol PostgresQuerying: Sendable {
 
 extension PostgresConnection: PostgresQuerying {}
 
-/// Runs each statement in a transaction of its own with the same settings
-/// (`PostgresPool.query(_:settings:)`: one round trip each).
+/// A lent connection on which each statement runs in a transaction of its own with the
+/// same settings (`PostgresPool.query(_:settings:)`: one round trip each).
 public struct PostgresStatementsAlone: PostgresQuerying {
-    let pool: PostgresPool
+    let connection: PostgresConnection
     let settings: [(String, String)]
 
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await pool.query(query, settings: settings)
+        try await connection.queryAlone(query, settings: settings)
     }
 }
 
 extension PostgresPool {
-    /// Statements with these settings, each in a transaction of its own: for reads
-    /// whose statements need not share one snapshot.
-    public func eachAlone(settings: [(String, String)]) -> PostgresStatementsAlone {
-        PostgresStatementsAlone(pool: self, settings: settings)
+    /// Lends one connection to `body`, on which each statement is a transaction of its own
+    /// with these settings: for reads whose statements need not share a snapshot. One
+    /// connection for all of them, so a request queues for the pool once, not per statement.
+    public func withStatementsAlone<T: Sendable>(
+        settings: [(String, String)], _ body: (PostgresStatementsAlone) async throws -> T
+    ) async throws -> T {
+        try await withConnection { try await body(PostgresStatementsAlone(connection: $0, settings: settings)) }
     }
 }

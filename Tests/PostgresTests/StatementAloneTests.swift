@@ -40,7 +40,7 @@ import Testing
             try await pool.query("CREATE TABLE \(unsafeSQL: table) (value int CHECK (value > 0))")
             let backend = try await pool.query("SELECT pg_backend_pid()")[0].decode(Int.self, column: 0)
 
-            // A failing statement: its error, its rows rolled back, the connection clean and reused.
+            // A failing statement: its error, nothing written, the connection clean and reused.
             let error = await #expect(throws: PostgresError.self) {
                 try await pool.query(
                     "INSERT INTO \(unsafeSQL: table) VALUES (\(1)), (\(-1))", settings: [("app.test_value", "y")])
@@ -57,13 +57,42 @@ import Testing
         }
     }
 
+    @Test func aFailedCommitIsTheStatementsErrorAndRollsItBack() async throws {
+        try await withPool(maxConnections: 1) { pool in
+            let table = TestDatabase.uniqueName("alone_commit")
+            try await pool.query("CREATE TABLE \(unsafeSQL: table) (value int UNIQUE DEFERRABLE INITIALLY DEFERRED)")
+            try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (1)")
+            let backend = try await pool.query("SELECT pg_backend_pid()")[0].decode(Int.self, column: 0)
+            // The duplicate is only checked at the implicit COMMIT, which the pipeline's Sync makes.
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (\(1)), (\(2))", settings: [("app.test_value", "1")])
+            }
+            #expect(error?.kind == .server)
+            #expect(error?.sqlState == "23505")
+            let after = try await pool.query("SELECT pg_backend_pid(), (SELECT count(*)::int FROM \(unsafeSQL: table))")
+            #expect(try after[0].decode((Int, Int).self) == (backend, 1))
+            // A value libpq cannot send is refused before anything goes out; the connection stays.
+            await #expect(throws: PostgresError.self) {
+                try await pool.query("SELECT \("a\u{0}b")", settings: [("app.test_value", "1")])
+            }
+            #expect(try await pool.query("SELECT pg_backend_pid()")[0].decode(Int.self, column: 0) == backend)
+            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+        }
+    }
+
     @Test func aBackendEndedMidStatementFailsItAndTheNextOneGetsANewConnection() async throws {
         try await withPool(maxConnections: 1) { pool in
             let settings = [("app.test_value", "1")]
             let pid = try await pool.query("SELECT pg_backend_pid()", settings: settings)[0].decode(Int.self, column: 0)
             let slow = Task { try await pool.query("SELECT pg_sleep(5), current_setting('app.test_value')", settings: settings) }
-            try await Task.sleep(for: .milliseconds(300))
             try await withPool(maxConnections: 1) { killer in
+                // Ended only once it runs the sleep, however slow the machine is to get there.
+                for _ in 0..<200 {
+                    let running = try await killer.query(
+                        "SELECT 1 FROM pg_stat_activity WHERE pid = \(pid) AND state = 'active' AND query LIKE 'SELECT pg_sleep%'")
+                    if !running.isEmpty { break }
+                    try await Task.sleep(for: .milliseconds(25))
+                }
                 try await killer.query("SELECT pg_terminate_backend(\(pid)::int4)")
             }
             await #expect(throws: PostgresError.self) { _ = try await slow.value }

@@ -30,7 +30,7 @@ struct NoteList: Sendable {
         return list
     }
 
-    /// Runs the page query inside the caller's tenant transaction.
+    /// Runs the page query as the caller's tenant (in its transaction, or as statements alone).
     func page(tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Page {
         let list = try await resolved(tenantID: tenantID, on: connection)
         let rows = try await connection.query(list.statement(tenantID: tenantID, viewerID: viewerID))
@@ -128,8 +128,12 @@ struct NoteList: Sendable {
                 """
         }
         let rows = limit + 1
-        let walk = Self.newestWalk
-        let further = Self.newestWalkFurther
+        // The walk's sizes are constants of this code, written into the SQL: a generic plan
+        // must see them (a LIMIT that is a parameter is guessed at a tenth of the table).
+        let walk: PostgresQuery = "\(unsafeSQL: String(Self.newestWalk))"
+        let walkEdge: PostgresQuery = "\(unsafeSQL: String(Self.newestWalk - 1))"
+        let further: PostgresQuery = "\(unsafeSQL: String(Self.newestWalkFurther))"
+        let goesOn: PostgresQuery = "\(unsafeSQL: String(Self.newestWalkGoesOn))"
         let pastEdge: PostgresQuery = "(n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))"
         return """
             WITH walked AS MATERIALIZED (
@@ -147,11 +151,11 @@ struct NoteList: Sendable {
                 SELECT n.created_at, n.id FROM tenant_notes n
                 WHERE n.tenant_id = \(tenantID)\(keyset)
                 ORDER BY n.created_at DESC, n.id DESC
-                OFFSET \(walk - 1) LIMIT 1
+                OFFSET \(walkEdge) LIMIT 1
             ),
             branch AS MATERIALIZED (
                 SELECT CASE WHEN (SELECT count(*) FROM walked) = \(rows) OR NOT EXISTS (SELECT FROM edge) THEN 'walked'
-                            WHEN (SELECT count(*) FROM walked) >= \(Self.newestWalkGoesOn) THEN 'further'
+                            WHEN (SELECT count(*) FROM walked) >= \(goesOn) THEN 'further'
                             ELSE 'matches' END AS name
             ),
             further AS MATERIALIZED (

@@ -69,8 +69,9 @@ struct NotesController {
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         let id = try Self.noteID(context)
-        let note = try await store.find(
-            tenantID: identity.tenantID, id: id, viewerID: identity.userID, on: services.pool.reads(identity.tenantID))
+        let note = try await services.pool.withReads(identity.tenantID) {
+            try await store.find(tenantID: identity.tenantID, id: id, viewerID: identity.userID, on: $0)
+        }
         guard let note else { throw AppError.notFound("note") }
         let body = try Self.encode(note).data
         let tag = EntityTag.of(body)
@@ -129,7 +130,9 @@ struct NotesController {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         let list = try NoteList(&parameters)
-        let page = try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: services.pool.reads(identity.tenantID))
+        let page = try await services.pool.withReads(identity.tenantID) {
+            try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: $0)
+        }
         return .json(page)
     }
 
@@ -140,13 +143,16 @@ struct NotesController {
         guard AccountRules.usernameProblem(username) == nil else { throw AppError.notFound("user") }
         var parameters = try QueryParameters(query: request.uri.query)
         let list = try NoteList(&parameters, author: .username(username))
-        let reads = services.pool.reads(identity.tenantID)
-        let user = try await reads.query("""
-            SELECT 1 FROM tenant_users
-            WHERE tenant_id = \(identity.tenantID) AND lower(username) = lower(\(username)) AND disabled_at IS NULL
-            """)
-        guard !user.isEmpty else { throw AppError.notFound("user") }
-        return .json(try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: reads))
+        let page = try await services.pool.withReads(identity.tenantID) { reads -> NoteList.Page? in
+            let user = try await reads.query("""
+                SELECT 1 FROM tenant_users
+                WHERE tenant_id = \(identity.tenantID) AND lower(username) = lower(\(username)) AND disabled_at IS NULL
+                """)
+            guard !user.isEmpty else { return nil }
+            return try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: reads)
+        }
+        guard let page else { throw AppError.notFound("user") }
+        return .json(page)
     }
 
     /// Notes inside `bbox`, grouped on the map grid of `zoom`.
@@ -154,8 +160,9 @@ struct NotesController {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         let clusters = try NoteClusters(&parameters)
-        let response = try await clusters.run(
-            tenantID: identity.tenantID, viewerID: identity.userID, on: services.pool.reads(identity.tenantID))
+        let response = try await services.pool.withReads(identity.tenantID) {
+            try await clusters.run(tenantID: identity.tenantID, viewerID: identity.userID, on: $0)
+        }
         return try .json(response)
     }
 

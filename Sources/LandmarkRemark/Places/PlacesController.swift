@@ -34,14 +34,18 @@ struct PlacesController {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         let list = try PlaceList(&parameters)
-        let page = try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: services.pool.reads(identity.tenantID))
+        let page = try await services.pool.withReads(identity.tenantID) {
+            try await list.page(tenantID: identity.tenantID, viewerID: identity.userID, on: $0)
+        }
         return .json(page)
     }
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         let id = try Self.id(context)
-        let place = try await store.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: services.pool.reads(identity.tenantID))
+        let place = try await services.pool.withReads(identity.tenantID) {
+            try await store.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: $0)
+        }
         guard let place else { throw AppError.notFound("place") }
         return .json(place)
     }

@@ -50,10 +50,11 @@ extension PostgresPool {
         try await withTransaction(settings: [("app.tenant_id", String(tenantID))], body)
     }
 
-    /// `tenantID`'s reads, each statement a transaction of its own: one round trip to
-    /// PostgreSQL and one hop to the pool's threads, where `withTenant` takes three and two.
-    /// For GET handlers, whose statements (a username lookup, then a page) need no shared snapshot.
-    func reads(_ tenantID: Int64) -> PostgresStatementsAlone {
-        eachAlone(settings: [("app.tenant_id", String(tenantID))])
+    /// `tenantID`'s reads on one connection, each statement a transaction of its own: one
+    /// round trip to PostgreSQL and one hop to the pool's threads, where `withTenant` takes
+    /// three and two. For GET handlers, whose statements (a username lookup, then a page)
+    /// need no shared snapshot.
+    func withReads<T: Sendable>(_ tenantID: Int64, _ body: (PostgresStatementsAlone) async throws -> T) async throws -> T {
+        try await withStatementsAlone(settings: [("app.tenant_id", String(tenantID))], body)
     }
 }
