@@ -2,9 +2,6 @@
 -- The SQL of NoteList.newestStatement (walk, walk further, or every match); prepared, as the service runs it.
 -- pgbench-protocol: prepared
 \set lim 51
-\set walk 1000
-\set goes_on 5
-\set further 15000
 SELECT '%coffee%' AS p \gset
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);

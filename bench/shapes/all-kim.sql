@@ -2,9 +2,6 @@
 -- The SQL of NoteList.newestStatement (walk, walk further, or every match); planned per query, as the service runs it when authors matched by name (hashed = ANY).
 -- pgbench-protocol: extended
 \set lim 51
-\set walk 1000
-\set goes_on 5
-\set further 15000
 SELECT '%kim%' AS p \gset
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);

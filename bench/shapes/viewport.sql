@@ -2,9 +2,6 @@
 -- The SQL of NoteList.newestStatement (walk, walk further, or every match); prepared, as the service runs it.
 -- pgbench-protocol: prepared
 \set lim 51
-\set walk 1000
-\set goes_on 5
-\set further 15000
 \set min_lng -0.1278 - 0.045 * 1.606648816 + random(-1000, 1000) / 111320.0
 \set max_lng :min_lng + 0.09 * 1.606648816
 \set min_lat 51.5074 - 0.045 + random(-1000, 1000) / 111320.0
