@@ -13,7 +13,7 @@
 \set max_lat :clat + 0.045
 \set id random(1, 1000000)
 SELECT tenant_id, tenant_slug, user_id, username, session_id
-	FROM authenticate_access_token('\xcf09db54e4356f63c154a421075fae86e9167086f327f7983aaa87278d864716');
+	FROM authenticate_access_token('\x8b2aa72798536f4396c0d32a52f4e01f4e776533a9f796ea2e98054d80cf0c4f');
 \startpipeline
 SELECT set_config('app.tenant_id', '1', true);
 WITH sphere_nearest AS (

@@ -13,7 +13,7 @@
 \set max_lat :clat + 0.045
 \set id random(1, 1000000)
 SELECT tenant_id, tenant_slug, user_id, username, session_id
-	FROM authenticate_access_token('\xcf09db54e4356f63c154a421075fae86e9167086f327f7983aaa87278d864716');
+	FROM authenticate_access_token('\x8b2aa72798536f4396c0d32a52f4e01f4e776533a9f796ea2e98054d80cf0c4f');
 \startpipeline
 SELECT set_config('app.tenant_id', '1', true);
 SELECT u.id FROM tenant_users u
@@ -26,7 +26,7 @@ WITH walked AS MATERIALIZED (
 	        SELECT n.* FROM tenant_notes n
 	        WHERE n.tenant_id = (1)
 	        ORDER BY n.created_at DESC, n.id DESC
-	        LIMIT (1000)
+	        LIMIT 1000
 	    ) n
 	    WHERE n.tenant_id = (1)
 	  AND (n.visibility = 'public' OR n.user_id = (1))
@@ -38,11 +38,11 @@ WITH walked AS MATERIALIZED (
 	    SELECT n.created_at, n.id FROM tenant_notes n
 	    WHERE n.tenant_id = (1)
 	    ORDER BY n.created_at DESC, n.id DESC
-	    OFFSET (999) LIMIT 1
+	    OFFSET 999 LIMIT 1
 	),
 	branch AS MATERIALIZED (
 	    SELECT CASE WHEN (SELECT count(*) FROM walked) = (51) OR NOT EXISTS (SELECT FROM edge) THEN 'walked'
-	                WHEN (SELECT count(*) FROM walked) >= (5) THEN 'further'
+	                WHEN (SELECT count(*) FROM walked) >= 5 THEN 'further'
 	                ELSE 'matches' END AS name
 	),
 	further AS MATERIALIZED (
@@ -51,7 +51,7 @@ WITH walked AS MATERIALIZED (
 	        WHERE n.tenant_id = (1) AND (n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))
 	          AND (SELECT name FROM branch) = 'further'
 	        ORDER BY n.created_at DESC, n.id DESC
-	        LIMIT (15000)
+	        LIMIT 15000
 	    ) n
 	    WHERE n.tenant_id = (1)
 	  AND (n.visibility = 'public' OR n.user_id = (1))
@@ -65,7 +65,7 @@ WITH walked AS MATERIALIZED (
 	               AND (SELECT count(*) FROM walked) + (SELECT count(*) FROM further) < (51)
 	               AND (SELECT count(*) FROM (SELECT FROM tenant_notes n
 	                                          WHERE n.tenant_id = (1) AND (n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))
-	                                          LIMIT (15000)) w) = (15000)) AS needed
+	                                          LIMIT 15000) w) = 15000) AS needed
 	),
 	matches AS MATERIALIZED (
 	    SELECT n.* FROM tenant_notes n
