@@ -26,7 +26,7 @@ extension LibPQConnection {
             let names = try statements.map { $0.prepared ? try preparedName(for: $0.sql, query: $0) : nil }
             // A value libpq cannot send fails here, before anything is queued: a pipeline left
             // half-sent could not be ended, and the connection would have to be thrown away.
-            for statement in statements { try withParameters(statement.binds) { _, _, _, _ in } }
+            for statement in statements { try Self.checkSendable(statement.binds) }
             guard PQenterPipelineMode(handle) == 1 else { throw lostConnection() }
             defer { _ = PQexitPipelineMode(handle) }
             for (statement, name) in zip(statements, names) {
@@ -68,9 +68,5 @@ extension LibPQConnection {
             }
             return try outcome!.get()
         }
-    }
-
-    private func lostConnection() -> PostgresError {
-        PostgresError(kind: .connectionLost, message: Self.connectionMessage(handle))
     }
 }

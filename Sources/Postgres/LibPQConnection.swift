@@ -186,7 +186,7 @@ final class LibPQConnection: @unchecked Sendable {
     func consumeNotifications() throws -> [PostgresNotification] {
         try lock.withLock {
             guard PQconsumeInput(handle) == 1 else {
-                throw PostgresError(kind: .connectionLost, message: Self.connectionMessage(handle))
+                throw lostConnection()
             }
             var notifications: [PostgresNotification] = []
             while let notify = PQnotifies(handle) {
@@ -213,10 +213,21 @@ final class LibPQConnection: @unchecked Sendable {
         return name
     }
 
+    /// Refuses a value libpq cannot send: it takes text values as C strings, so a NUL
+    /// would silently cut the value short.
+    static func checkSendable(_ binds: [PostgresBind]) throws {
+        for bind in binds {
+            if case .text(let text) = bind.value, text.utf8.contains(0) {
+                throw PostgresError(kind: .invalidValue, message: "a text parameter contains a NUL character, which PostgreSQL text cannot hold")
+            }
+        }
+    }
+
     func withParameters<T>(
         _ binds: [PostgresBind],
         _ body: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) throws -> T
     ) throws -> T {
+        try Self.checkSendable(binds)
         // One buffer holds every value, NUL-terminated; pointers into it stay valid for the call.
         var buffer = [UInt8]()
         var starts = [Int?]()
@@ -228,10 +239,6 @@ final class LibPQConnection: @unchecked Sendable {
             case .null:
                 starts.append(nil); lengths.append(0); formats.append(0)
             case .text(let text):
-                // libpq takes text values as C strings: a NUL would silently cut the value short.
-                guard !text.utf8.contains(0) else {
-                    throw PostgresError(kind: .invalidValue, message: "a text parameter contains a NUL character, which PostgreSQL text cannot hold")
-                }
                 starts.append(buffer.count)
                 buffer.append(contentsOf: text.utf8)
                 buffer.append(0)
@@ -255,9 +262,7 @@ final class LibPQConnection: @unchecked Sendable {
 
     /// Turns a `PGresult` into rows or a `PostgresError`, and frees it.
     func check(_ result: OpaquePointer?) throws -> PostgresRows {
-        guard let result else {
-            throw PostgresError(kind: .connectionLost, message: Self.connectionMessage(handle))
-        }
+        guard let result else { throw lostConnection() }
         defer { PQclear(result) }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
@@ -282,6 +287,11 @@ final class LibPQConnection: @unchecked Sendable {
                 columnName: field("c"),
                 constraintName: field("n"))
         }
+    }
+
+    /// The error for a connection that broke, with libpq's own message.
+    func lostConnection() -> PostgresError {
+        PostgresError(kind: .connectionLost, message: Self.connectionMessage(handle))
     }
 
     static func connectionMessage(_ handle: OpaquePointer) -> String {

@@ -131,7 +131,7 @@ public final class PostgresPool: Sendable, Service {
     /// round trips (`BEGIN` with the settings, the statement, `COMMIT`) for the same.
     /// For a read that is one statement; an error rolls it back like any transaction.
     public func query(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
-        try await withConnection { try await $0.queryAlone(query, settings: settings) }
+        try await withStatementsAlone(settings: settings) { try await $0.query(query) }
     }
 
     /// Service entry point: waits for graceful shutdown, then closes the pool.
