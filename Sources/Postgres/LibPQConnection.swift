@@ -3,30 +3,36 @@ import Foundation
 import NIOPosix
 import Synchronization
 
-/// One libpq connection, blocking. Owns its `PGconn` and frees it in `deinit`.
+/// One libpq connection. Owns its `PGconn` and frees it in `deinit`.
 ///
-/// Its methods block: the pool calls them on its own thread pool, never on an
-/// event loop or the cooperative executor. `@unchecked Sendable` is sound because
-/// every use of the handle happens under `lock`, and the pool lends a connection
-/// to one borrower at a time anyway.
+/// A pool's connections run in libpq's non-blocking mode: a statement is sent from the task
+/// that runs it, which then suspends in `SocketReadiness` until the answer arrives
+/// (`LibPQConnection+Pipeline.swift`), so no thread blocks on the database. Opening a
+/// connection blocks (the pool opens them on a thread of its own), and the listener's
+/// connection stays blocking on its own thread.
+///
+/// `@unchecked Sendable` is sound because a connection has one user at a time: the pool lends
+/// it to one borrower, whose accesses are ordered by the pool's lock and by the task's own
+/// suspension points, and the listener owns its connection outright.
 final class LibPQConnection: @unchecked Sendable {
     let handle: OpaquePointer
-    let lock = NSLock()
+    /// Where a non-blocking connection waits for its socket; nil for a blocking one.
+    let readiness: SocketReadiness?
     /// SQL text to prepared-statement name, per connection since prepared
     /// statements live in the server session.
     var preparedStatements: [String: String] = [:]
     /// Names are never reused, even after the cache is cleared, since the server may still hold the old ones.
-    private var nextStatementNumber = 0
+    var nextStatementNumber = 0
     /// Our SQL is a fixed set of shapes; the cap only guards against a caller
     /// that builds many distinct texts, which then run unprepared.
     static let preparedStatementLimit = 512
-    /// `BEGIN` and the transaction's settings, not sent yet: they go out with the
-    /// transaction's first statement, in the same trip to the pool's thread (see
-    /// `PostgresPool.withTransaction`).
-    var deferredBegin: String?
+    /// The settings of a transaction whose `BEGIN` is not sent yet: it goes out in one
+    /// pipeline with the transaction's first statement (see `PostgresPool.withTransaction`).
+    var deferredBegin: [(String, String)]?
 
-    /// Connects, blocking, from a `postgres://` URL or `key=value` conninfo.
-    init(conninfo: String) throws {
+    /// Connects, blocking, from a `postgres://` URL or `key=value` conninfo; with `readiness`,
+    /// the connection then runs non-blocking and waits there.
+    init(conninfo: String, readiness: SocketReadiness? = nil) throws {
         guard let handle = PQconnectdb(conninfo) else {
             throw PostgresError(kind: .connectionFailed, message: "libpq could not allocate a connection")
         }
@@ -36,8 +42,12 @@ final class LibPQConnection: @unchecked Sendable {
             throw PostgresError(kind: .connectionFailed, message: message)
         }
         self.handle = handle
+        self.readiness = readiness
         // Decoding expects ISO dates in UTC and UTF-8 text, whatever the server's defaults.
-        _ = try execute(simple: "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'")
+        _ = try executeBlocking(simple: "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'")
+        if readiness != nil, PQsetnonblocking(handle, 1) != 0 {
+            throw lostConnection()
+        }
     }
 
     deinit {
@@ -60,158 +70,87 @@ final class LibPQConnection: @unchecked Sendable {
 
     /// False once the connection broke; the pool then replaces it.
     var isHealthy: Bool {
-        lock.withLock { PQstatus(handle) == CONNECTION_OK }
+        PQstatus(handle) == CONNECTION_OK
     }
 
-    /// True when idle outside any transaction, the only state in which a
-    /// connection may go back to the pool.
+    /// True when idle outside any transaction with nothing in flight, the only state in
+    /// which a connection may go back to the pool.
     var isIdle: Bool {
-        lock.withLock {
-            PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE && deferredBegin == nil
-                && PQpipelineStatus(handle) == PQ_PIPELINE_OFF
-        }
+        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE && deferredBegin == nil
+            && PQpipelineStatus(handle) == PQ_PIPELINE_OFF
     }
 
     /// A non-blocking look at an idle connection: if the server closed it
     /// (restart, `pg_terminate_backend`), the socket is readable and libpq
     /// learns of it here rather than in the middle of the next query.
     func probeIdle() -> Bool {
-        lock.withLock {
-            // A server that ends a session first sends an error, then closes the socket;
-            // libpq notices the close only on a later read, hence the loop.
-            for _ in 0..<3 {
-                guard PQstatus(handle) == CONNECTION_OK else { return false }
-                var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-                let ready = poll(&descriptor, 1, 0)
-                if ready < 0 { return false }
-                if ready == 0 { return true }
-                if PQconsumeInput(handle) == 0 { return false }
-                // Only the listener expects notifications; here they are stray and dropped.
-                while let notify = PQnotifies(handle) { PQfreemem(notify) }
-            }
-            return PQstatus(handle) == CONNECTION_OK
+        // A server that ends a session first sends an error, then closes the socket;
+        // libpq notices the close only on a later read, hence the loop.
+        for _ in 0..<3 {
+            guard PQstatus(handle) == CONNECTION_OK else { return false }
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 0)
+            if ready < 0 { return false }
+            if ready == 0 { return true }
+            if PQconsumeInput(handle) == 0 { return false }
+            // Only the listener expects notifications; here they are stray and dropped.
+            while let notify = PQnotifies(handle) { PQfreemem(notify) }
         }
+        return PQstatus(handle) == CONNECTION_OK
     }
 
     // MARK: - Transactions
 
     /// Opens a transaction lazily: `BEGIN` and `set_config(name, value, true)` for each
-    /// setting are sent in one message just before the next statement. Values are
-    /// quoted by libpq (`PQescapeLiteral`), never spliced raw.
-    func deferBegin(settings: [(String, String)]) throws {
-        try lock.withLock {
-            var sql = "BEGIN"
-            for (name, value) in settings {
-                sql += "; SELECT set_config(\(try quote(name)), \(try quote(value)), true)"
-            }
-            deferredBegin = sql
-        }
-    }
-
-    /// Ends the transaction: nothing to send when it never reached the server.
-    func endTransaction(commit: Bool) throws {
-        try lock.withLock {
-            if deferredBegin != nil {
-                deferredBegin = nil
-                return
-            }
-            _ = try check(PQexec(handle, commit ? "COMMIT" : "ROLLBACK"))
-        }
+    /// setting go out with the next statement, in the same pipeline.
+    func deferBegin(settings: [(String, String)]) {
+        deferredBegin = settings
     }
 
     /// Whether ending the transaction needs a round trip (it started on the server).
     var transactionStarted: Bool {
-        lock.withLock { deferredBegin == nil && PQtransactionStatus(handle) != PQTRANS_IDLE }
+        deferredBegin == nil && PQtransactionStatus(handle) != PQTRANS_IDLE
     }
 
-    private func sendDeferredBegin() throws {
-        guard let sql = deferredBegin else { return }
-        deferredBegin = nil
-        _ = try check(PQexec(handle, sql))
-    }
+    // MARK: - Blocking (connecting, and the listener's own thread)
 
-    private func quote(_ text: String) throws -> String {
-        guard !text.utf8.contains(0), let quoted = PQescapeLiteral(handle, text, text.utf8.count) else {
-            throw PostgresError(kind: .invalidValue, message: "a setting cannot be quoted")
-        }
-        defer { PQfreemem(quoted) }
-        return String(cString: quoted)
-    }
-
-    // MARK: - Statements
-
-    /// Runs one statement with bound parameters and returns its rows. Blocks.
-    func execute(_ query: PostgresQuery) throws -> PostgresRows {
-        try lock.withLock {
-            try sendDeferredBegin()
-            let sql = query.sql
-            if query.prepared, let name = try preparedName(for: sql, query: query) {
-                return try withParameters(query.binds) { count, values, lengths, formats in
-                    try check(PQexecPrepared(handle, name, count, values, lengths, formats, 0))
-                }
-            }
-            return try withParameters(query.binds) { count, values, lengths, formats in
-                let types = query.binds.map { Oid($0.oid) }
-                return try check(PQexecParams(handle, sql, count, types, values, lengths, formats, 0))
-            }
-        }
-    }
-
-    /// Runs SQL text without parameters through the simple query protocol,
-    /// which allows several statements (migrations). Never pass input here.
+    /// Runs SQL text without parameters through the simple query protocol, blocking.
+    /// Only for a blocking connection, or before a pool's connection turns non-blocking.
     @discardableResult
-    func execute(simple sql: String) throws -> PostgresRows {
-        try lock.withLock {
-            try sendDeferredBegin()
-            return try check(PQexec(handle, sql))
-        }
+    func executeBlocking(simple sql: String) throws -> PostgresRows {
+        try check(PQexec(handle, sql))
     }
 
     /// Quotes an identifier (a channel name for `LISTEN`) with libpq's own escaping.
     func escapeIdentifier(_ identifier: String) throws -> String {
-        try lock.withLock {
-            guard let escaped = PQescapeIdentifier(handle, identifier, identifier.utf8.count) else {
-                throw PostgresError(kind: .invalidConfiguration, message: "invalid identifier")
-            }
-            defer { PQfreemem(escaped) }
-            return String(cString: escaped)
+        guard let escaped = PQescapeIdentifier(handle, identifier, identifier.utf8.count) else {
+            throw PostgresError(kind: .invalidConfiguration, message: "invalid identifier")
         }
+        defer { PQfreemem(escaped) }
+        return String(cString: escaped)
     }
 
     // MARK: - Notifications (used by PostgresListener)
 
-    var socket: Int32 { lock.withLock { PQsocket(handle) } }
+    var socket: Int32 { PQsocket(handle) }
 
     /// Reads what arrived on the socket and returns pending notifications.
     func consumeNotifications() throws -> [PostgresNotification] {
-        try lock.withLock {
-            guard PQconsumeInput(handle) == 1 else {
-                throw lostConnection()
-            }
-            var notifications: [PostgresNotification] = []
-            while let notify = PQnotifies(handle) {
-                notifications.append(PostgresNotification(
-                    channel: String(cString: notify.pointee.relname),
-                    payload: String(cString: notify.pointee.extra),
-                    processID: notify.pointee.be_pid))
-                PQfreemem(notify)
-            }
-            return notifications
+        guard PQconsumeInput(handle) == 1 else {
+            throw lostConnection()
         }
+        var notifications: [PostgresNotification] = []
+        while let notify = PQnotifies(handle) {
+            notifications.append(PostgresNotification(
+                channel: String(cString: notify.pointee.relname),
+                payload: String(cString: notify.pointee.extra),
+                processID: notify.pointee.be_pid))
+            PQfreemem(notify)
+        }
+        return notifications
     }
 
     // MARK: - Private
-
-    func preparedName(for sql: String, query: PostgresQuery) throws -> String? {
-        if let name = preparedStatements[sql] { return name }
-        guard preparedStatements.count < Self.preparedStatementLimit else { return nil }
-        let name = "lr\(nextStatementNumber)"
-        nextStatementNumber += 1
-        let types = query.binds.map { Oid($0.oid) }
-        _ = try check(PQprepare(handle, name, sql, Int32(types.count), types))
-        preparedStatements[sql] = name
-        return name
-    }
 
     /// Refuses a value libpq cannot send: it takes text values as C strings, so a NUL
     /// would silently cut the value short.

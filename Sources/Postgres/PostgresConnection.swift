@@ -1,52 +1,30 @@
-import NIOPosix
-
-/// A connection lent by the pool. Its calls run libpq on the pool's own
-/// threads, so awaiting them never blocks an event loop or the cooperative pool.
+/// A connection lent by the pool. Its calls send from the calling task and suspend while
+/// the server works (libpq's non-blocking mode), so they never block a thread.
 public struct PostgresConnection: Sendable {
     let handle: LibPQConnection
-    let threadPool: NIOThreadPool
 
     /// Runs one statement with bound parameters.
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        let handle = self.handle
-        return try await run { try handle.execute(query) }
+        try await handle.execute(query)
     }
 
     /// `query` in a transaction of its own with `settings` (see `PostgresPool.query(_:settings:)`).
     func queryAlone(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
-        let handle = self.handle
-        return try await run { try handle.executeAlone(query, settings: settings) }
+        try await handle.executeAlone(query, settings: settings)
     }
 
     /// Runs parameterless SQL text, possibly several statements (migrations, `BEGIN`).
     /// Never pass input here.
     @discardableResult
     public func execute(unsafeSQL sql: String) async throws -> PostgresRows {
-        let handle = self.handle
-        return try await run { try handle.execute(simple: sql) }
+        try await handle.execute(simple: sql)
     }
 
     /// Commits or rolls back the transaction `PostgresPool.withTransaction` opened;
     /// free when it never reached the server (the body ran no statement).
     func endTransaction(commit: Bool) async throws {
-        let handle = self.handle
-        if handle.transactionStarted {
-            try await run { try handle.endTransaction(commit: commit) }
-        } else {
-            try handle.endTransaction(commit: commit)
-        }
-    }
-
-    private func run<T: Sendable>(_ body: @Sendable @escaping () throws -> T) async throws -> T {
-        do {
-            return try await threadPool.runIfActive(body)
-        } catch let error as PostgresError {
-            throw error
-        } catch {
-            // The thread pool refuses work only once it is shut down.
-            throw PostgresError(kind: .poolClosed, message: "the connection pool is shut down")
-        }
+        try await handle.endTransaction(commit: commit)
     }
 }
 

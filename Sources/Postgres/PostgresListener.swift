@@ -57,7 +57,7 @@ public struct PostgresListener: AsyncSequence, Sendable {
                 do {
                     let connection = try LibPQConnection(conninfo: conninfo)
                     for channel in channels {
-                        _ = try connection.execute(simple: "LISTEN " + connection.escapeIdentifier(channel))
+                        _ = try connection.executeBlocking(simple: "LISTEN " + connection.escapeIdentifier(channel))
                     }
                     backoff = 0.1
                     continuation.yield(.connected)

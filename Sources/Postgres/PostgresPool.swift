@@ -10,8 +10,9 @@ import Synchronization
 ///   `acquireTimeout` (the HTTP layer answers `503` with `Retry-After`).
 /// - Connections are opened lazily, checked without blocking before reuse and
 ///   replaced when the server closed them (restart, `pg_terminate_backend`).
-/// - libpq runs on a thread pool of one thread per connection, so a slow
-///   query never holds up an event loop.
+/// - Statements run in libpq's non-blocking mode: the calling task sends and suspends,
+///   and one thread (`SocketReadiness`) waits on every connection's socket, so a slow
+///   query holds up no thread. Only opening a connection blocks, on a thread of its own.
 /// - As a `Service` it closes every connection on graceful shutdown.
 public final class PostgresPool: Sendable, Service {
     public struct Configuration: Sendable {
@@ -36,7 +37,10 @@ public final class PostgresPool: Sendable, Service {
     }
 
     public let configuration: Configuration
-    let threadPool: NIOThreadPool
+    /// Where the connections wait for their sockets.
+    let readiness: SocketReadiness
+    /// Opens connections: `PQconnectdb` blocks (name lookup, authentication).
+    let connectThreads: NIOThreadPool
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -68,13 +72,15 @@ public final class PostgresPool: Sendable, Service {
         try LibPQConnection.validate(conninfo: configuration.conninfo)
         self.configuration = configuration
         self.logger = logger
-        self.threadPool = NIOThreadPool(numberOfThreads: configuration.maxConnections)
-        self.threadPool.start()
+        self.readiness = try SocketReadiness()
+        self.connectThreads = NIOThreadPool(numberOfThreads: min(configuration.maxConnections, 2))
+        self.connectThreads.start()
     }
 
     deinit {
         // close() shuts the threads down; a pool dropped without it still must not leak them.
-        threadPool.shutdownGracefully { _ in }
+        readiness.shutdown()
+        connectThreads.shutdownGracefully { _ in }
     }
 
     public var statistics: Statistics {
@@ -84,7 +90,7 @@ public final class PostgresPool: Sendable, Service {
     /// Lends a connection to `body` and takes it back afterwards, whatever happens.
     public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         let handle = try await acquire()
-        let connection = PostgresConnection(handle: handle, threadPool: threadPool)
+        let connection = PostgresConnection(handle: handle)
         do {
             let result = try await body(connection)
             release(handle)
@@ -103,10 +109,10 @@ public final class PostgresPool: Sendable, Service {
         _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
         try await withConnection { connection in
-            // BEGIN and the settings ride along with the body's first statement: a
-            // read-only request costs one hop to the pool's threads for its query and
-            // one for COMMIT, instead of four.
-            try connection.handle.deferBegin(settings: settings)
+            // BEGIN and the settings ride along with the body's first statement, in one
+            // pipeline: a read-only transaction costs a round trip for its query and one
+            // for COMMIT.
+            connection.handle.deferBegin(settings: settings)
             do {
                 let result = try await body(connection)
                 try await connection.endTransaction(commit: true)
@@ -127,8 +133,8 @@ public final class PostgresPool: Sendable, Service {
 
     /// Runs one statement in a transaction of its own, with `settings` set for it by
     /// `set_config(name, value, true)` (the tenant for row-level security), in one round
-    /// trip and one hop to the pool's threads; `withTransaction` needs two hops and three
-    /// round trips (`BEGIN` with the settings, the statement, `COMMIT`) for the same.
+    /// trip; `withTransaction` needs two (`BEGIN` with the settings and the statement,
+    /// then `COMMIT`) for the same.
     /// For a read that is one statement; an error rolls it back like any transaction.
     public func query(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
         try await withStatementsAlone(settings: settings) { try await $0.query(query) }
@@ -141,7 +147,8 @@ public final class PostgresPool: Sendable, Service {
     }
 
     /// Closes idle connections, fails waiters and stops the threads. Connections
-    /// still lent out are closed when they come back.
+    /// still lent out are closed when they come back; a statement still waiting for
+    /// the server fails with `.poolClosed`.
     public func close() async {
         let (idle, waiters) = state.withLock { state -> ([LibPQConnection], [Waiter]) in
             state.closed = true
@@ -153,7 +160,8 @@ public final class PostgresPool: Sendable, Service {
         for waiter in waiters {
             waiter.continuation.resume(throwing: PostgresError(kind: .poolClosed, message: "the connection pool is shut down"))
         }
-        try? await threadPool.shutdownGracefully()
+        readiness.shutdown()
+        try? await connectThreads.shutdownGracefully()
     }
 
     // MARK: - Acquire and release
@@ -191,8 +199,9 @@ public final class PostgresPool: Sendable, Service {
             logger.info("replacing a closed database connection")
         }
         let conninfo = configuration.conninfo
+        let readiness = self.readiness
         do {
-            return try await threadPool.runIfActive { try LibPQConnection(conninfo: conninfo) }
+            return try await connectThreads.runIfActive { try LibPQConnection(conninfo: conninfo, readiness: readiness) }
         } catch {
             giveUpSlot()
             if let error = error as? PostgresError { throw error }
