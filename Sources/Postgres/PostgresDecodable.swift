@@ -65,12 +65,17 @@ extension Double: PostgresDecodable {
         case PostgresTypeOID.float8, PostgresTypeOID.float4, PostgresTypeOID.numeric: break
         default: return nil
         }
-        guard let text = cell.string else { return nil }
-        switch text {
-        case "NaN": return .nan
-        case "Infinity": return .infinity
-        case "-Infinity": return -.infinity
-        default: return Double(text)
+        guard let bytes = cell.bytes, !bytes.isEmpty else { return nil }
+        // strtod on a NUL-terminated stack copy: `Double(String)` made a String per
+        // cell first (a heap allocation for most coordinates). `strtod` reads
+        // PostgreSQL's `NaN`, `Infinity` and `-Infinity` too; the C locale is the
+        // only one this process runs in (it never calls setlocale).
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { text in
+            for index in 0..<bytes.count { text[index] = CChar(bitPattern: bytes[index]) }
+            text[bytes.count] = 0
+            var end: UnsafeMutablePointer<CChar>?
+            let value = strtod(text.baseAddress!, &end)
+            return end == text.baseAddress! + bytes.count ? value : nil
         }
     }
 }

@@ -67,14 +67,20 @@ enum PostgresTimestamp {
             if expect(58), let minutes = number(2) { offsetMinutes = minutes }
             offsetSeconds = (offsetHours * 3600 + offsetMinutes * 60) * (sign == 45 ? -1 : 1)
         }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month - 1)
-        parts.tm_mday = Int32(day)
-        parts.tm_hour = Int32(hour)
-        parts.tm_min = Int32(minute)
-        parts.tm_sec = Int32(second)
-        let epoch = timegm(&parts)
+        guard (1...12).contains(month), (1...31).contains(day) else { return nil }
+        let epoch = daysFromCivil(year: year, month: month, day: day) * 86400 + hour * 3600 + minute * 60 + second
         return Date(timeIntervalSince1970: Double(epoch - offsetSeconds) + fraction)
+    }
+
+    /// Days from 1970-01-01 to a proleptic Gregorian date, by arithmetic rather than
+    /// `timegm` (which normalises a `tm` and showed in the list routes' profile):
+    /// Howard Hinnant's `days_from_civil` (http://howardhinnant.github.io/date_algorithms.html).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let year = month <= 2 ? year - 1 : year
+        let era = (year >= 0 ? year : year - 399) / 400
+        let yearOfEra = year - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 }

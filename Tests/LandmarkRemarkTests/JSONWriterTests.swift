@@ -62,10 +62,46 @@ import Testing
         #expect(String(buffer: Sample(text: "", number: .nan).jsonBuffer).contains("\"n\":null"))
     }
 
+    @Test func integersAndQuotedIdsAreExactDigits() {
+        struct Integers: JSONWritable {
+            let value: Int64
+            func write(to json: inout JSONWriter) {
+                json.object { json in
+                    json.key("id")
+                    json.quotedInteger(value)
+                    json.key("n")
+                    json.integer(value)
+                }
+            }
+        }
+        for value in [0, 7, -7, 10, 1_000_000, Int64.max, Int64.min] {
+            #expect(String(buffer: Integers(value: value).jsonBuffer) == "{\"id\":\"\(value)\",\"n\":\(value)}")
+        }
+    }
+
     @Test func timestampsAreRFC3339WithMilliseconds() {
         #expect(Timestamp.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
         #expect(Timestamp.format(Date(timeIntervalSince1970: 1_795_000_000.0079)) == "2026-11-18T11:06:40.007Z")
         #expect(Timestamp.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
         #expect(Timestamp.format(Date(timeIntervalSince1970: 951_782_400.5)) == "2000-02-29T00:00:00.500Z")
+    }
+
+    /// The hand-written calendar against the C library's, over years 1 to 9999.
+    @Test func timestampsAgreeWithGmtime() {
+        var generator = SystemRandomNumberGenerator()
+        let edges: [Int64] = [-62_135_596_800, -1, 0, 951_782_399, 951_868_800, 4_107_542_400, 253_402_300_799]
+        let seconds = edges + (0..<20_000).map { _ in Int64.random(in: -62_135_596_800...253_402_300_799, using: &generator) }
+        for second in seconds {
+            let millis = Int.random(in: 0...999, using: &generator)
+            var time = time_t(second)
+            var parts = tm()
+            gmtime_r(&time, &parts)
+            let expected = String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+            // Whole milliseconds plus a quarter, so rounding down lands on `millis`.
+            let date = Date(timeIntervalSince1970: (Double(second) * 1000 + Double(millis) + 0.25) / 1000)
+            #expect(Timestamp.format(date) == expected, "\(second).\(millis)")
+        }
     }
 }

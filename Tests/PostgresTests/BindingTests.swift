@@ -46,6 +46,22 @@ import Testing
         }
     }
 
+    /// Timestamps are parsed by hand (calendar arithmetic, no `timegm`): the server's
+    /// own rendering of instants over years 1 to 9999 must come back exactly.
+    @Test func timestampsDecodeAcrossTheCalendar() async throws {
+        try await withPool { pool in
+            var generator = SystemRandomNumberGenerator()
+            let edges: [Int64] = [-62_135_596_800, -2_203_891_200, -1, 0, 951_782_399, 951_868_800, 253_402_300_799]
+            let seconds = edges + (0..<2000).map { _ in Int64.random(in: -62_135_596_800...253_402_300_799, using: &generator) }
+            let rows = try await pool.query("SELECT s, to_timestamp(s) + interval '0.25 ms' FROM unnest(\(seconds)) AS s")
+            #expect(rows.count == seconds.count)
+            for row in rows {
+                let (second, date) = try row.decode((Int64, Date).self)
+                #expect(abs(date.timeIntervalSince1970 - (Double(second) + 0.000_25)) < 0.000_01, "\(second)")
+            }
+        }
+    }
+
     @Test func boolsDatesAndBytesRoundTrip() async throws {
         try await withPool { pool in
             let bools = try await pool.query("SELECT \(true), \(false)")

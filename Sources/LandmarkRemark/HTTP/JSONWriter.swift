@@ -75,7 +75,15 @@ struct JSONWriter {
 
     mutating func integer(_ value: Int64) {
         separate()
-        write(String(value))
+        writeDigits(value)
+    }
+
+    /// An id: digits in a JSON string (`"42"`), as the API sends ids, without a `String` per id.
+    mutating func quotedInteger(_ value: Int64) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        writeDigits(value)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// The shortest form that reads back as the same `Double`, without a trailing
@@ -84,8 +92,11 @@ struct JSONWriter {
         guard value.isFinite else { return null() }
         separate()
         var text = value.description
-        if text.hasSuffix(".0") { text.removeLast(2) }
-        write(text)
+        text.withUTF8 { utf8 in
+            let count = utf8.count
+            let wholeNumber = count > 2 && utf8[count - 2] == UInt8(ascii: ".") && utf8[count - 1] == UInt8(ascii: "0")
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[..<(wholeNumber ? count - 2 : count)]))
+        }
     }
 
     mutating func bool(_ value: Bool) {
@@ -102,8 +113,19 @@ struct JSONWriter {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    private mutating func write(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+    /// Decimal digits of `value`, most significant first, built on the stack.
+    private mutating func writeDigits(_ value: Int64) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = value.magnitude
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 { bytes.append(UInt8(ascii: "-")) }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {

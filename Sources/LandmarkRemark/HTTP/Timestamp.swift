@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// RFC 3339 in UTC with milliseconds (`2026-11-21T09:30:00.123Z`), the API's one timestamp form.
 enum Timestamp {
     static func format(_ date: Date) -> String {
@@ -12,39 +8,61 @@ enum Timestamp {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends the 24 bytes of the timestamp. Digits are placed by hand:
-    /// `String(format:)` went through CoreFoundation's format parser, two per
-    /// note, and showed in the benchmark's profile.
+    /// Appends the 24 bytes of the timestamp, for years 0 to 9999.
+    ///
+    /// Written by hand into a stack buffer and appended once: `String(format:)` went
+    /// through CoreFoundation's format parser, then `gmtime_r` (time zone lock and
+    /// all) and a byte-by-byte append were still a fifth of writing a note, two
+    /// timestamps per note (bench/results/2026-11-23-nonblocking.md).
     static func write(_ date: Date, to bytes: inout [UInt8]) {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var seconds = time_t(milliseconds.quotientAndRemainder(dividingBy: 1000).quotient)
-        var millis = Int(milliseconds % 1000)
-        if millis < 0 { millis += 1000; seconds -= 1 }
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func put(_ value: Int, digits: Int) {
-            var divisor = 1
-            for _ in 1..<digits { divisor *= 10 }
-            var value = value
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: (value / divisor) % 10))
-                value %= divisor
-                divisor /= 10
+        let (days, millisOfDay) = floorDivision(milliseconds, 86_400_000)
+        let (year, month, day) = civil(fromDays: days)
+        let secondsOfDay = Int(millisOfDay / 1000)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { out in
+            func put(_ value: Int, digits: Int, at offset: Int) {
+                var value = value
+                for index in stride(from: offset + digits - 1, through: offset, by: -1) {
+                    out[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value % 10)
+                    value /= 10
+                }
             }
+            put(year, digits: 4, at: 0)
+            out[4] = UInt8(ascii: "-")
+            put(month, digits: 2, at: 5)
+            out[7] = UInt8(ascii: "-")
+            put(day, digits: 2, at: 8)
+            out[10] = UInt8(ascii: "T")
+            put(secondsOfDay / 3600, digits: 2, at: 11)
+            out[13] = UInt8(ascii: ":")
+            put(secondsOfDay / 60 % 60, digits: 2, at: 14)
+            out[16] = UInt8(ascii: ":")
+            put(secondsOfDay % 60, digits: 2, at: 17)
+            out[19] = UInt8(ascii: ".")
+            put(Int(millisOfDay % 1000), digits: 3, at: 20)
+            out[23] = UInt8(ascii: "Z")
+            bytes.append(contentsOf: UnsafeBufferPointer(out))
         }
-        put(Int(parts.tm_year) + 1900, digits: 4)
-        bytes.append(UInt8(ascii: "-"))
-        put(Int(parts.tm_mon) + 1, digits: 2)
-        bytes.append(UInt8(ascii: "-"))
-        put(Int(parts.tm_mday), digits: 2)
-        bytes.append(UInt8(ascii: "T"))
-        put(Int(parts.tm_hour), digits: 2)
-        bytes.append(UInt8(ascii: ":"))
-        put(Int(parts.tm_min), digits: 2)
-        bytes.append(UInt8(ascii: ":"))
-        put(Int(parts.tm_sec), digits: 2)
-        bytes.append(UInt8(ascii: "."))
-        put(millis, digits: 3)
-        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    /// Quotient rounded down and a remainder in `0..<divisor`, also for times before 1970.
+    private static func floorDivision(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
+        let (quotient, remainder) = value.quotientAndRemainder(dividingBy: divisor)
+        return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)
+    }
+
+    /// The proleptic Gregorian date `days` after 1970-01-01: Howard Hinnant's
+    /// `civil_from_days` (http://howardhinnant.github.io/date_algorithms.html).
+    static func civil(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
+        let shifted = days + 719_468  // days since 0000-03-01
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthFromMarch = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
+        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (Int(year), Int(month), Int(day))
     }
 }

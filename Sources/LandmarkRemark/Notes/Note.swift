@@ -8,7 +8,7 @@ struct Note: JSONWritable, Sendable, Equatable {
     }
 
     struct Author: Sendable, Equatable {
-        let id: String
+        let id: Int64
         let username: String
     }
 
@@ -45,7 +45,7 @@ struct Note: JSONWritable, Sendable, Equatable {
         lat = try row.decode(Double.self, column: 2)
         lng = try row.decode(Double.self, column: 3)
         let userID = try row.decode(Int64.self, column: 4)
-        author = Author(id: String(userID), username: try row.decode(String.self, column: 5))
+        author = Author(id: userID, username: try row.decode(String.self, column: 5))
         isMine = userID == viewer
         // The table's CHECK allows only these two.
         visibility = Visibility(rawValue: try row.decode(String.self, column: 6)) ?? .private
@@ -62,7 +62,7 @@ struct Note: JSONWritable, Sendable, Equatable {
             json.key("author")
             json.object { json in
                 json.key("id")
-                json.string(author.id)
+                json.quotedInteger(author.id)
                 json.key("username")
                 json.string(author.username)
             }
@@ -75,7 +75,7 @@ struct Note: JSONWritable, Sendable, Equatable {
                 json.number((distance * 10).rounded() / 10)
             }
             json.key("id")
-            json.string(String(id))
+            json.quotedInteger(id)
             json.key("is_mine")
             json.bool(isMine)
             json.key("lat")
@@ -83,7 +83,7 @@ struct Note: JSONWritable, Sendable, Equatable {
             json.key("lng")
             json.number(lng)
             json.key("place_id")
-            json.string(placeID.map(String.init))
+            if let placeID { json.quotedInteger(placeID) } else { json.null() }
             json.key("updated_at")
             json.timestamp(updatedAt)
             json.key("visibility")
