@@ -13,8 +13,10 @@
 \set max_lat :clat + 0.045
 \set id random(1, 1000000)
 SELECT tenant_id, tenant_slug, user_id, username, session_id
-	FROM authenticate_access_token('\x8b2aa72798536f4396c0d32a52f4e01f4e776533a9f796ea2e98054d80cf0c4f');
-BEGIN; SELECT set_config('app.tenant_id', '1', true);
+	FROM authenticate_access_token('\xd2b49fad955d7001b7095c5bcf763ed0ff7948ef106abcb5765d17f23c9efcc1');
+BEGIN;
+\startpipeline
+SELECT set_config('app.tenant_id', '1', true);
 WITH inserted AS (
 	    INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id)
 	    VALUES ((1), (1), 'benchmark note: coffee by the harbour 1',
@@ -26,4 +28,5 @@ WITH inserted AS (
 	n.visibility, n.place_id, n.created_at, n.updated_at
 	FROM inserted n
 	JOIN users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id;
+\endpipeline
 COMMIT;

@@ -13,7 +13,7 @@
 \set max_lat :clat + 0.045
 \set id random(1, 1000000)
 SELECT tenant_id, tenant_slug, user_id, username, session_id
-	FROM authenticate_access_token('\x8b2aa72798536f4396c0d32a52f4e01f4e776533a9f796ea2e98054d80cf0c4f');
+	FROM authenticate_access_token('\xd2b49fad955d7001b7095c5bcf763ed0ff7948ef106abcb5765d17f23c9efcc1');
 \startpipeline
 SELECT set_config('app.tenant_id', '1', true);
 WITH sphere_nearest AS (
