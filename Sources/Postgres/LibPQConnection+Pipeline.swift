@@ -10,14 +10,7 @@ extension LibPQConnection {
     /// Runs one statement with bound parameters and returns its rows. Inside a transaction
     /// whose `BEGIN` is still deferred, the `BEGIN` and its settings go in the same pipeline.
     func execute(_ query: PostgresQuery) async throws -> PostgresRows {
-        var statements: [PostgresQuery] = []
-        if let settings = deferredBegin {
-            deferredBegin = nil
-            statements.append("BEGIN")
-            if let set = Self.settingsStatement(settings) { statements.append(set) }
-        }
-        statements.append(query)
-        return try await runPipeline(statements)
+        try await runPipeline(takeDeferredBegin() + [query])
     }
 
     /// Runs `query` in a transaction of its own with `settings` set for it
@@ -48,12 +41,8 @@ extension LibPQConnection {
     /// Never pass input here.
     @discardableResult
     func execute(simple sql: String) async throws -> PostgresRows {
-        if let settings = deferredBegin {
-            deferredBegin = nil
-            var begin: [PostgresQuery] = ["BEGIN"]
-            if let set = Self.settingsStatement(settings) { begin.append(set) }
-            _ = try await runPipeline(begin)
-        }
+        let begin = takeDeferredBegin()
+        if !begin.isEmpty { _ = try await runPipeline(begin) }
         guard PQsendQuery(handle, sql) == 1 else { throw lostConnection() }
         try await flush()
         var outcome: Result<PostgresRows, any Error>?
@@ -63,6 +52,14 @@ extension LibPQConnection {
         }
         guard let outcome else { throw lostConnection() }
         return try outcome.get()
+    }
+
+    /// The deferred `BEGIN` and its settings' statement, to send ahead of the next statement;
+    /// none when no transaction waits to start.
+    private func takeDeferredBegin() -> [PostgresQuery] {
+        guard let settings = deferredBegin else { return [] }
+        deferredBegin = nil
+        return ["BEGIN"] + (Self.settingsStatement(settings).map { [$0] } ?? [])
     }
 
     /// `SELECT set_config($1, $2, true), …`: the same text for the same setting names, so it

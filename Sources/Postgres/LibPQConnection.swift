@@ -107,11 +107,6 @@ final class LibPQConnection: @unchecked Sendable {
         deferredBegin = settings
     }
 
-    /// Whether ending the transaction needs a round trip (it started on the server).
-    var transactionStarted: Bool {
-        deferredBegin == nil && PQtransactionStatus(handle) != PQTRANS_IDLE
-    }
-
     // MARK: - Blocking (connecting, and the listener's own thread)
 
     /// Runs SQL text without parameters through the simple query protocol, blocking.

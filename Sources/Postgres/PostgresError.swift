@@ -26,6 +26,11 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     }
 
     public var kind: Kind
+
+    /// What every call fails with once the pool is shut down.
+    static var poolClosed: PostgresError {
+        PostgresError(kind: .poolClosed, message: "the connection pool is shut down")
+    }
     /// Five-character SQLSTATE, e.g. `23505`.
     public var sqlState: String?
     /// The server's primary message, or ours for client-side errors. May quote values.

@@ -158,7 +158,7 @@ public final class PostgresPool: Sendable, Service {
         }
         _ = idle  // released here: deinit calls PQfinish
         for waiter in waiters {
-            waiter.continuation.resume(throwing: PostgresError(kind: .poolClosed, message: "the connection pool is shut down"))
+            waiter.continuation.resume(throwing: PostgresError.poolClosed)
         }
         readiness.shutdown()
         try? await connectThreads.shutdownGracefully()
@@ -183,7 +183,7 @@ public final class PostgresPool: Sendable, Service {
         }
         switch immediate {
         case .some(.some(let granted)): lease = granted
-        case .some(.none): throw PostgresError(kind: .poolClosed, message: "the connection pool is shut down")
+        case .some(.none): throw PostgresError.poolClosed
         case .none: lease = try await wait()
         }
         return try await connect(lease)
@@ -205,7 +205,7 @@ public final class PostgresPool: Sendable, Service {
         } catch {
             giveUpSlot()
             if let error = error as? PostgresError { throw error }
-            throw PostgresError(kind: .poolClosed, message: "the connection pool is shut down")
+            throw PostgresError.poolClosed
         }
     }
 
@@ -219,7 +219,7 @@ public final class PostgresPool: Sendable, Service {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease, Error>) in
                 let (outcome, startReaper): (Result<Lease, Error>?, Bool) = state.withLock { state in
                     if state.closed {
-                        return (.failure(PostgresError(kind: .poolClosed, message: "the connection pool is shut down")), false)
+                        return (.failure(PostgresError.poolClosed), false)
                     }
                     if Task.isCancelled { return (.failure(CancellationError()), false) }
                     if let connection = state.idle.popLast() {

@@ -61,7 +61,7 @@ final class SocketReadiness: Sendable {
                 return true
             }
             guard accepted else {
-                return continuation.resume(throwing: Self.closedError)
+                return continuation.resume(throwing: PostgresError.poolClosed)
             }
             var event = epoll_event()
             event.events = interest.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue
@@ -86,10 +86,6 @@ final class SocketReadiness: Sendable {
         guard first else { return }
         var one: UInt64 = 1
         _ = write(wakeup, &one, MemoryLayout<UInt64>.size)
-    }
-
-    private static var closedError: PostgresError {
-        PostgresError(kind: .poolClosed, message: "the connection pool is shut down")
     }
 
     private func run() {
@@ -122,7 +118,7 @@ final class SocketReadiness: Sendable {
             defer { state.waiting = [:] }
             return Array(state.waiting.values)
         }
-        for waiting in stranded { waiting.resume(throwing: Self.closedError) }
+        for waiting in stranded { waiting.resume(throwing: PostgresError.poolClosed) }
         close(epoll)
         close(wakeup)
     }

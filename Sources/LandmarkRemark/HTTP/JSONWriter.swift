@@ -86,6 +86,10 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    mutating func quotedInteger(_ value: Int64?) {
+        if let value { quotedInteger(value) } else { null() }
+    }
+
     /// The shortest form that reads back as the same `Double`, without a trailing
     /// `.0` (as `JSONEncoder` writes it); JSON has no NaN or infinity, so those are null.
     mutating func number(_ value: Double) {

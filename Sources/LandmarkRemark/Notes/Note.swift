@@ -83,7 +83,7 @@ struct Note: JSONWritable, Sendable, Equatable {
             json.key("lng")
             json.number(lng)
             json.key("place_id")
-            if let placeID { json.quotedInteger(placeID) } else { json.null() }
+            json.quotedInteger(placeID)
             json.key("updated_at")
             json.timestamp(updatedAt)
             json.key("visibility")

@@ -45,13 +45,13 @@ struct Place: JSONWritable, Sendable {
             json.key("created_at")
             json.timestamp(createdAt)
             json.key("created_by")
-            json.string(createdBy.map(String.init))
+            json.quotedInteger(createdBy)
             if let distance {
                 json.key("distance_m")
                 json.number((distance * 10).rounded() / 10)
             }
             json.key("id")
-            json.string(String(id))
+            json.quotedInteger(id)
             json.key("kind")
             json.string(kind)
             json.key("lat")
