@@ -10,9 +10,6 @@ public struct AppConfiguration: Sendable {
     public var port = 8080
     public var databaseURL = ""
     public var migrateDatabaseURL = ""
-    /// The event listener's own session (`LISTEN` cannot go through PgBouncer in
-    /// transaction mode); empty means `databaseURL` (see `eventListenerURL`).
-    public var listenDatabaseURL = ""
     public var poolSize = 10
     public var poolAcquireTimeout: Duration = .seconds(5)
     public var migrationsDirectory = "sql/migrations"
@@ -38,6 +35,12 @@ public struct AppConfiguration: Sendable {
     /// How long one write to an event stream may wait for the client to read before the
     /// connection is closed; the client resumes with `Last-Event-ID`.
     public var eventWriteTimeout: Duration = .seconds(30)
+    /// How often the event log's horizon is polled: the most an event waits before streams hear of it.
+    public var eventPollInterval: Duration = .milliseconds(100)
+    /// A resume that would replay more than this many events gets a `reset` instead.
+    public var eventReplayMax = 10_000
+    /// Events a stream sends per second at most, on average (bursts of a thousand).
+    public var eventReplayRate = 1000
 
     public init() {}
 
@@ -48,7 +51,6 @@ public struct AppConfiguration: Sendable {
         port = try reader.integer("LR_PORT", default: port, range: 1...65535)
         databaseURL = reader.string("LR_DATABASE_URL", default: "")
         migrateDatabaseURL = reader.string("LR_MIGRATE_DATABASE_URL", default: databaseURL)
-        listenDatabaseURL = reader.string("LR_LISTEN_DATABASE_URL", default: "")
         poolSize = try reader.integer("LR_DB_POOL_SIZE", default: poolSize, range: 1...500)
         poolAcquireTimeout = .milliseconds(try reader.integer("LR_DB_ACQUIRE_TIMEOUT_MS", default: 5000, range: 1...600_000))
         migrationsDirectory = reader.string("LR_MIGRATIONS_DIR", default: migrationsDirectory)
@@ -80,11 +82,10 @@ public struct AppConfiguration: Sendable {
         eventStreamsPerProcess = try reader.integer("LR_EVENTS_MAX_STREAMS", default: eventStreamsPerProcess, range: 1...100_000)
         eventHeartbeat = .seconds(try reader.integer("LR_EVENTS_HEARTBEAT_SECONDS", default: 15, range: 1...300))
         eventWriteTimeout = .seconds(try reader.integer("LR_EVENTS_WRITE_TIMEOUT_SECONDS", default: 30, range: 1...3600))
+        eventPollInterval = .milliseconds(try reader.integer("LR_EVENTS_POLL_INTERVAL_MS", default: 100, range: 10...10_000))
+        eventReplayMax = try reader.integer("LR_EVENTS_REPLAY_MAX", default: eventReplayMax, range: 100...1_000_000)
+        eventReplayRate = try reader.integer("LR_EVENTS_REPLAY_PER_SECOND", default: eventReplayRate, range: 10...1_000_000)
     }
-
-    /// Where the event listener connects: its own URL when set (also when set empty, as
-    /// `.env.example` leaves it), else the service's.
-    public var eventListenerURL: String { listenDatabaseURL.isEmpty ? databaseURL : listenDatabaseURL }
 
     /// The database URL the service needs; serving without one is a configuration error.
     public func requireDatabaseURL() throws -> String {

@@ -16,6 +16,7 @@ public func buildApplication(
     let router = buildRouter(services: services, registry: registry)
     return Application(
         router: router,
+        server: .http1(configuration: .init(additionalChannelHandlers: [ClientConnectionWatcher()])),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
         services: [services.pool, HashingPoolService(pool: services.hashing), services.events],
         logger: logger)
@@ -33,9 +34,8 @@ func makeServices(configuration: AppConfiguration, logger: Logger) async throws 
     let migrator = try PostgresMigrator(directory: URL(fileURLWithPath: configuration.migrationsDirectory))
     let dummy = try await hashing.hash(password: Tokens.randomToken(prefix: "dummy_"), parameters: configuration.scrypt)
     let events = EventHub(
-        conninfo: configuration.eventListenerURL, pool: pool,
-        perUser: configuration.eventStreamsPerUser, perProcess: configuration.eventStreamsPerProcess,
-        heartbeat: configuration.eventHeartbeat, logger: logger)
+        pool: pool, perUser: configuration.eventStreamsPerUser, perProcess: configuration.eventStreamsPerProcess,
+        heartbeat: configuration.eventHeartbeat, pollInterval: configuration.eventPollInterval, logger: logger)
     return AppServices(
         configuration: configuration,
         pool: pool,
@@ -72,7 +72,7 @@ func buildRouter(services: AppServices, registry: PrometheusCollectorRegistry) -
     authenticated.addRoutes(users.meEndpoints, atPath: "me")
     authenticated.addRoutes(users.userEndpoints, atPath: "users")
     authenticated.addRoutes(PlacesController(services: services).endpoints, atPath: "places")
-    authenticated.addRoutes(EventsController(services: services, hub: services.events).endpoints, atPath: "events")
+    authenticated.addRoutes(EventsController(pool: services.pool, hub: services.events, configuration: services.configuration).endpoints, atPath: "events")
     let notes = NotesController(services: services)
     authenticated.addRoutes(notes.endpoints, atPath: "notes")
     authenticated.addRoutes(notes.userEndpoints, atPath: "users")

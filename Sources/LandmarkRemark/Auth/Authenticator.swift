@@ -18,19 +18,26 @@ struct Authenticator: RouterMiddleware {
     }
 
     func authenticate(_ request: Request, context: Context) async throws -> Identity {
-        guard let header = request.headers[.authorization] else { throw AppError.unauthenticated }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer", parts[1].hasPrefix("lr_at_"), parts[1].utf8.count <= 128 else {
-            throw AppError.unauthenticated
-        }
+        guard let hash = Self.accessTokenHash(request) else { throw AppError.unauthenticated }
         let rows = try await pool.query("""
             SELECT tenant_id, tenant_slug, user_id, username, session_id
-            FROM authenticate_access_token(\(PostgresBytes(Tokens.sha256(String(parts[1])))))
+            FROM authenticate_access_token(\(PostgresBytes(hash)))
             """)
         guard let row = rows.first else { throw AppError.unauthenticated }
         let (tenantID, slug, userID, username, sessionID) = try row.decode((Int64, String, Int64, String, Int64).self)
         if let named = request.headers[.xTenant], named != slug { throw AppError.tenantMismatch }
         context.tenantTag.set(slug)
         return Identity(tenantID: tenantID, tenantSlug: slug, userID: userID, username: username, sessionID: sessionID)
+    }
+
+    /// The SHA-256 of the request's `Authorization: Bearer lr_at_…` token, as stored; nil
+    /// without a plausible one. Event streams keep it to check the token again as they run.
+    static func accessTokenHash(_ request: Request) -> [UInt8]? {
+        guard let header = request.headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer", parts[1].hasPrefix("lr_at_"), parts[1].utf8.count <= 128 else {
+            return nil
+        }
+        return Tokens.sha256(String(parts[1]))
     }
 }

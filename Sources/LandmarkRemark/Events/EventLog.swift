@@ -1,57 +1,157 @@
+import NIOCore
 import Postgres
 
-/// Reads the event log as one caller may see it.
+/// Reads the event log as one caller may see it. Every statement names the tenant and
+/// runs as it under row-level security.
 struct EventLog: Sendable {
     struct Entry: Sendable {
         let id: Int64
         let kind: String
-        let data: String
+        /// The object's JSON as `GET` shows it to this caller, or `{"id"}` for a deletion.
+        let data: [UInt8]
     }
 
-    /// Events read per query; a stream that is further behind reads again at once.
+    struct Batch: Sendable {
+        let entries: [Entry]
+        /// Where the next read starts: past every event this read looked at, sent or not.
+        let position: Int64
+    }
+
+    /// Why a stream cannot resume where the client asked.
+    enum ResetReason: String, Sendable {
+        /// The id is newer than the log (another deployment's, or made up).
+        case unknownPosition = "unknown_position"
+        /// Events after the id were purged (older than the 24-hour retention).
+        case expired
+        /// More events followed than one replay may send.
+        case tooFarBehind = "too_far_behind"
+    }
+
+    /// Events sent per batch at most.
     static let batchSize = 500
+    /// Ids one statement looks at at most: ids are shared by every tenant, so a window
+    /// of them holds at most this many of the tenant's events, whatever the filters.
+    static let window: Int64 = 10_000
 
-    /// The newest event id of the tenant: where a stream without `Last-Event-ID` starts.
-    func head(tenantID: Int64, on connection: PostgresConnection) async throws -> Int64 {
-        let rows = try await connection.query("SELECT coalesce(max(last_id), 0) FROM event_counters WHERE tenant_id = \(tenantID)")
-        return try rows[0].decode(Int64.self, column: 0)
-    }
-
-    /// Events after `position` that `userID` may see, inside `box` when given, in id order.
-    /// Private notes reach their author only; `is_mine` is added per caller.
-    func read(tenantID: Int64, userID: Int64, after position: Int64, box: BoundingBox?, on connection: PostgresConnection) async throws -> [Entry] {
+    /// The caller's events in `(after, upTo]`, at most `window` ids of it, inside `box`
+    /// when given. Created and updated objects are read as they are now, through the same
+    /// statements and writers as `GET`, and only when the caller may still see them: a
+    /// note made private, deleted, or by a disabled or deleted account is not replayed.
+    func read(
+        tenantID: Int64, viewerID: Int64, after: Int64, upTo: Int64, box: BoundingBox?, on reads: some PostgresQuerying
+    ) async throws -> Batch {
+        let end = min(upTo, after + Self.window)
+        guard end > after else { return Batch(entries: [], position: after) }
         var query: PostgresQuery = """
-            SELECT id, kind,
-                   (CASE WHEN kind IN ('note.created', 'note.updated')
-                         THEN data || jsonb_build_object('is_mine', owner_id = \(userID))
-                         ELSE data END)::text
-            FROM events
-            WHERE tenant_id = \(tenantID) AND id > \(position)
-              AND (audience = 'all' OR (audience = 'owner' AND owner_id = \(userID))
-                   OR (audience = 'others' AND owner_id IS DISTINCT FROM \(userID)))
+            SELECT e.id, e.kind, e.object_id, e.owner_id, e.became_public
+            FROM events e
+            WHERE e.tenant_id = \(tenantID) AND e.id > \(after) AND e.id <= \(end)
+              AND (e.audience = 'all' OR (e.audience = 'owner' AND e.owner_id = \(viewerID))
+                   OR (e.audience = 'others' AND e.owner_id IS DISTINCT FROM \(viewerID)))
             """
         if let box {
-            var ranges: [PostgresQuery] = []
-            for (west, east) in box.longitudeRanges {
-                ranges.append("(lng BETWEEN \(west) AND \(east))")
+            query.append(" AND \(box.condition(latitude: "e.lat", longitude: "e.lng"))")
+        }
+        query.append(" ORDER BY e.id LIMIT \(Self.batchSize)")
+        let rows = try await reads.query(query)
+        var events: [(id: Int64, kind: String, object: Int64, owner: Int64?, becamePublic: Bool)] = []
+        for row in rows {
+            let (id, kind, object, owner, becamePublic) = try row.decode((Int64, String, Int64, Int64?, Bool).self)
+            events.append((id, kind, object, owner, becamePublic))
+        }
+        let position = events.count == Self.batchSize ? events[events.count - 1].id : end
+        let notes = try await currentNotes(
+            events.filter { $0.kind == "note.created" || $0.kind == "note.updated" }.map(\.object),
+            tenantID: tenantID, viewerID: viewerID, on: reads)
+        let places = try await currentPlaces(
+            events.filter { $0.kind == "place.created" || $0.kind == "place.updated" }.map(\.object),
+            tenantID: tenantID, viewerID: viewerID, on: reads)
+        var entries: [Entry] = []
+        for event in events {
+            switch event.kind {
+            case "note.created", "note.updated":
+                guard let note = notes[event.object] else { continue }
+                // A note made public is new to everyone but its author.
+                let kind = event.becamePublic && event.owner != viewerID ? "note.created" : event.kind
+                entries.append(Entry(id: event.id, kind: kind, data: note))
+            case "place.created", "place.updated":
+                guard let place = places[event.object] else { continue }
+                entries.append(Entry(id: event.id, kind: event.kind, data: place))
+            default:
+                entries.append(Entry(id: event.id, kind: event.kind, data: Self.deletion(of: event.object)))
             }
-            var longitudes = ranges[0]
-            for range in ranges.dropFirst() { longitudes = longitudes + " OR " + range }
-            query.append(" AND lat BETWEEN \(box.minLat) AND \(box.maxLat) AND (\(longitudes))")
         }
-        query.append(" ORDER BY id LIMIT \(Self.batchSize)")
-        return try await connection.query(query).map { row in
-            let (id, kind, data) = try row.decode((Int64, String, String).self)
-            return Entry(id: id, kind: kind, data: data)
-        }
+        return Batch(entries: entries, position: position)
     }
 
-    /// Whether the stream's session still stands (not revoked, not expired).
-    func sessionIsLive(tenantID: Int64, sessionID: Int64, on connection: PostgresConnection) async throws -> Bool {
-        let rows = try await connection.query("""
-            SELECT 1 FROM sessions
-            WHERE tenant_id = \(tenantID) AND id = \(sessionID) AND revoked_at IS NULL AND expires_at > now()
+    /// The notes among `ids` that `viewer` may see now, as `GET /v1/notes/{id}` writes them.
+    private func currentNotes(_ ids: [Int64], tenantID: Int64, viewerID: Int64, on reads: some PostgresQuerying) async throws -> [Int64: [UInt8]] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await reads.query("""
+            SELECT \(Note.columns)
+            FROM tenant_notes n
+            JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+            WHERE n.tenant_id = \(tenantID) AND n.id = ANY(\(ids)) AND u.disabled_at IS NULL
+              AND (n.visibility = 'public' OR n.user_id = \(viewerID))
             """)
-        return !rows.isEmpty
+        var notes: [Int64: [UInt8]] = [:]
+        for row in rows {
+            let note = try Note(row: row, viewer: viewerID)
+            notes[note.id] = Self.json(note)
+        }
+        return notes
+    }
+
+    /// The places among `ids`, as `GET /v1/places/{id}` writes them for `viewer`.
+    private func currentPlaces(_ ids: [Int64], tenantID: Int64, viewerID: Int64, on reads: some PostgresQuerying) async throws -> [Int64: [UInt8]] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await reads.query("""
+            SELECT \(Place.columns(viewer: viewerID)) FROM tenant_places p WHERE p.tenant_id = \(tenantID) AND p.id = ANY(\(ids))
+            """)
+        var places: [Int64: [UInt8]] = [:]
+        for row in rows {
+            let place = try Place(row: row)
+            places[place.id] = Self.json(place)
+        }
+        return places
+    }
+
+    private static func json(_ value: some JSONWritable) -> [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        value.write(to: &writer)
+        return writer.bytes
+    }
+
+    private static func deletion(of id: Int64) -> [UInt8] {
+        var writer = JSONWriter(capacity: 32)
+        writer.object { json in
+            json.key("id")
+            json.quotedInteger(id)
+        }
+        return writer.bytes
+    }
+
+    /// Whether a stream may resume after `lastEventID` with the log's horizon at `head`:
+    /// nil when it may, else why not. A replay is bounded: past `maxReplay` of the
+    /// tenant's events the client is told to fetch afresh instead.
+    func resumeProblem(
+        tenantID: Int64, lastEventID: Int64, head: Int64, maxReplay: Int, on reads: some PostgresQuerying
+    ) async throws -> ResetReason? {
+        if lastEventID > head { return .unknownPosition }
+        let purged = try await reads.query("SELECT purged_through FROM event_log_state")
+        if let through = try purged.first?.decode(Int64.self, column: 0), lastEventID < through { return .expired }
+        let pending = try await reads.query("""
+            SELECT count(*) FROM (
+                SELECT 1 FROM events WHERE tenant_id = \(tenantID) AND id > \(lastEventID) AND id <= \(head)
+                LIMIT \(maxReplay + 1)
+            ) missed
+            """)
+        return try pending[0].decode(Int.self, column: 0) > maxReplay ? .tooFarBehind : nil
+    }
+
+    /// Whether the stream's access token still admits it: not expired, session not
+    /// revoked, user and tenant not disabled (the check every request passes).
+    func isLive(tokenHash: [UInt8], on reads: some PostgresQuerying) async throws -> Bool {
+        !(try await reads.query("SELECT 1 FROM authenticate_access_token(\(PostgresBytes(tokenHash)))")).isEmpty
     }
 }

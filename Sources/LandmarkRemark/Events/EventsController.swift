@@ -1,18 +1,19 @@
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Postgres
 import ServiceLifecycle
 
-/// `GET /v1/events`: Server-Sent Events of the caller's tenant.
+/// `GET /v1/events`: Server-Sent Events of the caller's tenant (see `EventStream`).
 ///
-/// The stream never buffers: it reads at most one batch from the log, writes it
-/// with the connection's backpressure, and reads again when woken. A slow reader
-/// only falls behind in the log, which is where a reconnect resumes too; a reader
-/// that takes no write for `LR_EVENTS_WRITE_TIMEOUT_SECONDS` is disconnected, so a
-/// stalled client does not keep its stream slot and socket buffers for ever.
+/// The stream never buffers: it reads at most one batch from the log, writes it with
+/// the connection's backpressure, and reads again when woken. A slow reader only falls
+/// behind in the log, which is where a reconnect resumes too; a reader that takes no
+/// write for `LR_EVENTS_WRITE_TIMEOUT_SECONDS` is disconnected.
 struct EventsController {
-    let services: AppServices
+    let pool: PostgresPool
     let hub: EventHub
+    let configuration: AppConfiguration
     let log = EventLog()
 
     var endpoints: RouteCollection<AppRequestContext> {
@@ -22,6 +23,7 @@ struct EventsController {
 
     @Sendable func stream(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
+        guard let tokenHash = Authenticator.accessTokenHash(request) else { throw AppError.unauthenticated }
         var parameters = try QueryParameters(query: request.uri.query)
         let box = try parameters.string("bbox").map { text in
             guard let parsed = BoundingBox(parameter: text) else { throw AppError.malformed("bbox must be min_lng,min_lat,max_lng,max_lat") }
@@ -34,14 +36,31 @@ struct EventsController {
             guard let id = Int64(text), id >= 0 else { throw AppError.malformed("Last-Event-ID must be an event id") }
             resume = id
         }
-        // Subscribe before reading the head, so nothing written in between is missed.
+
         let subscription = try hub.subscribe(tenantID: identity.tenantID, userID: identity.userID)
+        // The slot lives exactly as long as the client: one that sends the request and leaves
+        // (shuts its socket, or only its side of it) frees it now, not at the next heartbeat,
+        // and the connection is closed, which ends the stream's pending wait or write.
+        let channel = context.channel
+        channel.closeFuture.whenComplete { [hub] _ in hub.unsubscribe(subscription.id) }
+        await ClientConnectionWatcher.of(channel)?.whenClientGone { [hub] in
+            hub.unsubscribe(subscription.id)
+            channel.close(promise: nil)
+        }
         let start: Int64
+        let reset: EventLog.ResetReason?
         do {
+            // Subscribed first, so nothing that becomes final after the head is read is missed.
+            let head = try await hub.head()
             if let resume {
-                start = resume
+                reset = try await pool.withReads(identity.tenantID) {
+                    try await log.resumeProblem(
+                        tenantID: identity.tenantID, lastEventID: resume, head: head,
+                        maxReplay: configuration.eventReplayMax, on: $0)
+                }
+                start = reset == nil ? resume : head
             } else {
-                start = try await services.pool.withTenant(identity.tenantID) { try await log.head(tenantID: identity.tenantID, on: $0) }
+                (start, reset) = (head, nil)
             }
         } catch {
             hub.unsubscribe(subscription.id)
@@ -52,41 +71,23 @@ struct EventsController {
             .cacheControl: "no-cache",
             HTTPField.Name("X-Accel-Buffering")!: "no",
         ]
-        let deadline = WriteDeadline(timeout: services.configuration.eventWriteTimeout, channel: context.channel)
-        let body = ResponseBody { [services, hub, log] writer in
+        let initial = EventStream(
+            identity: identity, tokenHash: tokenHash, box: box, pool: pool, hub: hub, log: log,
+            deadline: WriteDeadline(timeout: configuration.eventWriteTimeout, channel: context.channel),
+            pacer: ReplayPacer(eventsPerSecond: configuration.eventReplayRate, burst: EventLog.batchSize * 2),
+            position: start, announced: resume ?? start)
+        let body = ResponseBody { [hub] writer in
             defer { hub.unsubscribe(subscription.id) }
-            var position = start
-            try await deadline.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"), to: &writer)
-            // Replay what was missed (or nothing, for a fresh stream), then wait for signals.
+            var stream = initial
+            try await stream.deadline.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"), to: &writer)
+            if let reset {
+                try await stream.deadline.write(EventStream.reset(reset, head: start), to: &writer)
+                stream.announced = start
+            }
             // Graceful shutdown ends the signals, and so the stream, before the server waits
             // for requests in flight: a stream would otherwise never finish by itself.
-            var signal: EventHub.Signal? = .wake
-            var signals = subscription.signals.makeAsyncIterator()
             try await withGracefulShutdownHandler {
-                while let current = signal {
-                    if case .tick = current {
-                        let live = try await services.pool.withTenant(identity.tenantID) {
-                            try await log.sessionIsLive(tenantID: identity.tenantID, sessionID: identity.sessionID, on: $0)
-                        }
-                        guard live else { break }
-                        try await deadline.write(ByteBuffer(string: ": keep-alive\n\n"), to: &writer)
-                    } else {
-                        var batch: [EventLog.Entry]
-                        repeat {
-                            batch = try await services.pool.withTenant(identity.tenantID) { [position] in
-                                try await log.read(tenantID: identity.tenantID, userID: identity.userID, after: position, box: box, on: $0)
-                            }
-                            if batch.isEmpty { break }
-                            var buffer = ByteBuffer()
-                            for entry in batch {
-                                buffer.writeString("id: \(entry.id)\nevent: \(entry.kind)\ndata: \(entry.data)\n\n")
-                            }
-                            try await deadline.write(buffer, to: &writer)
-                            position = batch[batch.count - 1].id
-                        } while batch.count == EventLog.batchSize
-                    }
-                    signal = await signals.next()
-                }
+                try await stream.run(signals: subscription.signals, writer: &writer)
             } onGracefulShutdown: {
                 hub.unsubscribe(subscription.id)
             }

@@ -69,4 +69,16 @@ struct BoundingBox: Sendable, Equatable {
         condition.append(") AND ST_Y(\(unsafeSQL: location)) BETWEEN \(minLat) AND \(maxLat))")
         return condition
     }
+
+    /// The same box over plain degree columns (the event log's `lat` and `lng`). The names
+    /// are program constants, never input.
+    func condition(latitude: String, longitude: String) -> PostgresQuery {
+        var condition: PostgresQuery = "(\(unsafeSQL: latitude) BETWEEN \(minLat) AND \(maxLat) AND ("
+        for (index, (west, east)) in longitudeRanges.enumerated() {
+            if index > 0 { condition.append(" OR ") }
+            condition.append("\(unsafeSQL: longitude) BETWEEN \(west) AND \(east)")
+        }
+        condition.append("))")
+        return condition
+    }
 }

@@ -49,6 +49,10 @@ struct OperationsController {
         registry.makeGauge(descriptor: .init(metricName: "lr_password_hashing_waiting", unitName: "", helpText: "scrypt operations queued")).set(Int64(services.hashing.waiting))
         registry.makeGauge(descriptor: .init(metricName: "lr_event_streams_open", unitName: "", helpText: "Open /v1/events streams"))
             .set(Int64(services.events.openStreams))
+        registry.makeGauge(descriptor: .init(metricName: "lr_event_log_horizon", unitName: "", helpText: "Event id up to which the log is final"))
+            .set(services.events.currentHead)
+        registry.makeGauge(descriptor: .init(metricName: "lr_event_log_polls", unitName: "", helpText: "Reads of the event log's horizon since start"))
+            .set(Int64(services.events.polls))
         var buffer = [UInt8]()
         registry.emit(into: &buffer)
         return Response(

@@ -19,6 +19,9 @@ final class SSEClient: Sendable {
         var status: Int?
         var events: [Event] = []
         var comments = 0
+        /// The client's Last-Event-ID as a browser keeps it: set by every `id:` field,
+        /// also in a message without data (a heartbeat that carries the position).
+        var lastEventID: String?
         var closed = false
         var paused = false
     }
@@ -57,6 +60,17 @@ final class SSEClient: Sendable {
     var status: Int? { state.withLock { $0.status } }
     var isClosed: Bool { state.withLock { $0.closed } }
     var comments: Int { state.withLock { $0.comments } }
+    var lastEventID: String? { state.withLock { $0.lastEventID } }
+
+    /// Waits until `condition` holds for the client's state or the timeout passes; whether it held.
+    func wait(timeout: Duration = .seconds(20), until condition: @Sendable (SSEClient) -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(self) { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return condition(self)
+    }
 
     /// Waits until `count` events have arrived (or the timeout passes) and returns all so far.
     func events(count: Int, timeout: Duration = .seconds(20)) async throws -> [Event] {
@@ -144,6 +158,7 @@ final class SSEClient: Sendable {
             if line.hasPrefix("data: ") { data.append(String(line.dropFirst(6))) }
         }
         state.withLock { state in
+            if let id { state.lastEventID = id }
             if data.isEmpty {
                 if comment { state.comments += 1 }
             } else {

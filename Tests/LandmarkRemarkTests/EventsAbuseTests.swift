@@ -1,0 +1,140 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Postgres
+import Testing
+
+@testable import LandmarkRemark
+
+/// Issue 17's findings about the event stream, each through the real service.
+/// Part of `EventsTests` (serialized): the retention test moves the log's purge horizon.
+extension EventsTests {
+    /// Finding 1: a read looks at a bounded window of ids and moves past what it filtered out.
+    @Test func aReadLooksAtABoundedWindowAndMovesPastWhatItFilters() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        let tenantID = try await NotesFixture.tenantID(tenant)
+        let userID = try await TestEnvironment.ownerScalar(
+            "INSERT INTO users (tenant_id, username, password_hash) VALUES (\(tenantID), 'windows', '!') RETURNING id", as: Int64.self)
+        try await TestEnvironment.withOwnerPool { pool in
+            try await pool.query("""
+                INSERT INTO notes (tenant_id, user_id, body, location)
+                SELECT \(tenantID), \(userID), 'far away ' || g, ST_SetSRID(ST_MakePoint(0, 0), 4326)::geography
+                FROM generate_series(1, 15000) g
+                """)
+        }
+        let first = try await TestEnvironment.ownerScalar("SELECT min(id) - 1 FROM events WHERE tenant_id = \(tenantID)", as: Int64.self)
+        let head = try await TestEnvironment.ownerScalar("SELECT max(id) FROM events WHERE tenant_id = \(tenantID)", as: Int64.self)
+        let emptyOcean = try #require(BoundingBox(parameter: "-150,-50,-149,-49"))
+        let pool = try PostgresPool(configuration: .init(conninfo: try TestEnvironment.variable("LR_TEST_DATABASE_URL"), maxConnections: 1))
+        defer { Task { await pool.close() } }
+        /// One read as the stream makes it, and how many event rows it touched.
+        func read(after: Int64, upTo: Int64) async throws -> (EventLog.Batch, Int64) {
+            // The backend's counts not yet reported (they build up over transactions): the difference.
+            let touched: PostgresQuery = """
+                SELECT coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0) FROM pg_stat_xact_user_tables WHERE relname = 'events'
+                """
+            return try await pool.withTenant(tenantID) { connection in
+                let before = try await connection.query(touched)[0].decode(Int64.self, column: 0)
+                let batch = try await EventLog().read(
+                    tenantID: tenantID, viewerID: userID, after: after, upTo: upTo, box: emptyOcean, on: connection)
+                let after = try await connection.query(touched)[0].decode(Int64.self, column: 0)
+                return (batch, after - before)
+            }
+        }
+        let (one, touchedOne) = try await read(after: first, upTo: head)
+        #expect(one.entries.isEmpty)
+        #expect(one.position == first + EventLog.window)
+        #expect(touchedOne <= EventLog.window)
+        let (two, touchedTwo) = try await read(after: one.position, upTo: head)
+        #expect(two.entries.isEmpty && two.position == head)
+        #expect(touchedTwo <= EventLog.window)
+        // Once at the head, a wake for three new events looks at those three.
+        try await insertNotes(tenant: tenant, userID: String(userID), count: 3, writers: 1, body: "elsewhere")
+        let newHead = try await TestEnvironment.ownerScalar("SELECT max(id) FROM events WHERE tenant_id = \(tenantID)", as: Int64.self)
+        let (three, touchedThree) = try await read(after: head, upTo: newHead)
+        #expect(three.position == newHead)
+        #expect(touchedThree <= 3)
+    }
+
+    /// Finding 1, live: a stream whose viewport matches nothing still moves its position
+    /// to the head, and tells the client so in the heartbeat's `id`.
+    @Test func aStreamOverAnEmptyViewportKeepsItsPositionAtTheHead() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({ $0.eventHeartbeat = .seconds(1) }) { client, port in
+            let account = try await client.signup("ocean", tenant: tenant)
+            let stream = try await account.stream(port: port, query: "?bbox=-150,-50,-149,-49")
+            defer { stream.close() }
+            try await insertNotes(tenant: tenant, userID: account.userID, count: 50, writers: 2)
+            let head = try await TestEnvironment.ownerScalar(
+                "SELECT max(e.id) FROM events e JOIN tenants t ON t.id = e.tenant_id WHERE t.slug = \(tenant)", as: Int64.self)
+            #expect(try await stream.wait(timeout: .seconds(10)) { $0.lastEventID == String(head) })
+            #expect(try await stream.events(count: 1, timeout: .milliseconds(1)).isEmpty)
+        }
+    }
+
+    /// Finding 3: a client that sends the request and leaves frees its slot at once.
+    @Test func aStreamSlotIsFreedWhenItsConnectionCloses() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({ $0.eventHeartbeat = .seconds(60); $0.eventStreamsPerUser = 5 }) { client, port in
+            let account = try await client.signup("leaver", tenant: tenant)
+            for _ in 0..<6 {
+                let gone = try await SSEClient.connect(port: port, path: "/v1/events", headers: ["Authorization": "Bearer \(account.accessToken)"])
+                gone.close()
+            }
+            var open = true
+            let deadline = ContinuousClock.now + .seconds(10)
+            while open, ContinuousClock.now < deadline {
+                open = !(try await client.call(.get, "/metrics").body.contains("lr_event_streams_open 0"))
+                if open { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(!open, "slots still held long before the 60 s heartbeat")
+            var streams: [SSEClient] = []
+            defer { streams.forEach { $0.close() } }
+            for _ in 0..<5 { streams.append(try await account.stream(port: port)) }
+            #expect(streams.allSatisfy { $0.status == 200 })
+        }
+    }
+
+    /// Finding 6: what was withdrawn is never replayed, and a replay is bounded and paced.
+    @Test func withdrawnContentIsNotReplayedAndReplaysAreBounded() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({ $0.eventReplayMax = 2000; $0.eventReplayRate = 500 }) { client, port in
+            let author = try await client.signup("withdrawer", tenant: tenant)
+            let before = try await TestEnvironment.ownerScalar("SELECT last_value FROM event_ids", as: Int64.self)
+            let hidden = try #require(try await client.createNote(author, "soon private", lat: 1, lng: 1)["id"] as? String)
+            let deleted = try #require(try await client.createNote(author, "soon deleted", lat: 1, lng: 1)["id"] as? String)
+            let leaving = try await client.signup("leaving", tenant: tenant)
+            _ = try await client.createNote(leaving, "soon account deleted", lat: 1, lng: 1)
+            #expect(try await client.call(.patch, "/v1/notes/\(hidden)", json: ["visibility": "private"], token: author.accessToken).status == .ok)
+            #expect(try await client.call(.delete, "/v1/notes/\(deleted)", token: author.accessToken).status == .noContent)
+            #expect(try await client.call(.delete, "/v1/me", json: ["password": leaving.password], token: leaving.accessToken).status == .noContent)
+            _ = try await client.createNote(author, "marker", lat: 1, lng: 1)
+            let newcomer = try await client.signup("newcomer", tenant: tenant)
+            let replay = try await newcomer.stream(port: port, lastEventID: String(before))
+            defer { replay.close() }
+            let events = try await replay.events(count: 4)
+            #expect(events.map(\.event) == ["note.deleted", "note.deleted", "note.deleted", "note.created"])
+            #expect(events.allSatisfy { !$0.data.contains("soon") })
+
+            // More than LR_EVENTS_REPLAY_MAX events behind: a reset, not the log.
+            let tenantID = try await NotesFixture.tenantID(tenant)
+            let beforeBulk = try await TestEnvironment.ownerScalar("SELECT last_value FROM event_ids", as: Int64.self)
+            try await insertNotes(tenant: tenant, userID: author.userID, count: 2500, writers: 1, body: "bulk")
+            let far = try await newcomer.stream(port: port, lastEventID: String(before))
+            defer { far.close() }
+            let reset = try #require(try await far.events(count: 1).first)
+            #expect(reset.event == "reset")
+            #expect(reset.json["reason"] as? String == "too_far_behind")
+
+            // Within the bound, paced: 1,500 events at 500 a second after a burst of 1,000 take over a second.
+            let resumeAt = try await TestEnvironment.ownerScalar("""
+                SELECT id FROM events WHERE tenant_id = \(tenantID) AND id > \(beforeBulk) ORDER BY id OFFSET 999 LIMIT 1
+                """, as: Int64.self)
+            let started = ContinuousClock.now
+            let paced = try await author.stream(port: port, lastEventID: String(resumeAt))
+            defer { paced.close() }
+            #expect(try await paced.events(count: 1500, timeout: .seconds(30)).count == 1500)
+            #expect(ContinuousClock.now - started > .milliseconds(900))
+        }
+    }
+}
