@@ -76,6 +76,35 @@ import Testing
     }
 
     /// Rules the document keeps everywhere, so a hand edit cannot quietly break one.
+    /// docs/api.md, the reference people read, names every operation of the document and
+    /// every problem `code` its responses allow, and its error table no code the document lacks.
+    @Test func theAPIReferenceNamesEveryOperationAndErrorCode() throws {
+        let reference = try String(contentsOfFile: TestEnvironment.repositoryRoot.appendingPathComponent("docs/api.md").path, encoding: .utf8)
+        let document = try Self.document()
+        for route in try Self.documentedRoutes(document) where route.contains("/v1/") {
+            #expect(reference.contains("`\(route)") || reference.contains("`\(route.replacingOccurrences(of: "GET ", with: ""))`"),
+                    "docs/api.md does not name \(route)")
+        }
+        let responses = try #require((document["components"] as? [String: Any])?["responses"] as? [String: [String: Any]])
+        var codes: Set<String> = []
+        for response in responses.values {
+            let content = (response["content"] as? [String: Any])?["application/problem+json"] as? [String: Any]
+            let code = ((content?["schema"] as? [String: Any])?["properties"] as? [String: Any])?["code"] as? [String: Any]
+            if let value = code?["const"] as? String { codes.insert(value) }
+            for value in code?["enum"] as? [String] ?? [] { codes.insert(value) }
+        }
+        #expect(codes.count >= 15)
+        // The error table's rows: "| status | `code`[, `code`] | meaning |".
+        var tabled: Set<String> = []
+        for line in reference.split(separator: "\n") where line.hasPrefix("| 4") || line.hasPrefix("| 5") {
+            let cells = line.split(separator: "|")
+            guard cells.count >= 3 else { continue }
+            for part in cells[1].split(separator: "`").enumerated() where part.offset % 2 == 1 { tabled.insert(String(part.element)) }
+        }
+        #expect(codes.subtracting(tabled).sorted() == [], "codes the reference's error table lacks")
+        #expect(tabled.subtracting(codes).sorted() == [], "codes in the reference that no documented response allows")
+    }
+
     @Test func theDocumentIsConsistent() throws {
         let document = try Self.document()
         let schema = JSONSchemaChecker(document: document)
