@@ -25,7 +25,8 @@ public struct AppConfiguration: Sendable {
     public var hashConcurrency = ProcessInfo.processInfo.activeProcessorCount
     public var hashQueueTimeout: Duration = .seconds(5)
     public var trustedProxies = TrustedProxies.none
-    /// Failed logins for one username before `429`, and the same per client address.
+    /// Failed password checks before `429`: for one account from one client address
+    /// (`LR_LOGIN_FAILURES_PER_USER`), and from one address whatever it tries.
     public var loginFailuresPerUser = 5
     public var loginFailuresPerAddress = 50
     public var logLevel = Logger.Level.info
@@ -38,6 +39,11 @@ public struct AppConfiguration: Sendable {
     /// How long one write to an event stream may wait for the client to read before the
     /// connection is closed; the client resumes with `Last-Event-ID`.
     public var eventWriteTimeout: Duration = .seconds(30)
+
+    // Accounts under abuse (issue 17).
+    /// Failed password checks for one account from addresses it has not logged in from
+    /// lately, before those addresses get `429` (see `LoginThrottle`).
+    public var loginFailuresPerAccount = 100
 
     public init() {}
 
@@ -80,6 +86,9 @@ public struct AppConfiguration: Sendable {
         eventStreamsPerProcess = try reader.integer("LR_EVENTS_MAX_STREAMS", default: eventStreamsPerProcess, range: 1...100_000)
         eventHeartbeat = .seconds(try reader.integer("LR_EVENTS_HEARTBEAT_SECONDS", default: 15, range: 1...300))
         eventWriteTimeout = .seconds(try reader.integer("LR_EVENTS_WRITE_TIMEOUT_SECONDS", default: 30, range: 1...3600))
+
+        // Accounts under abuse (issue 17).
+        loginFailuresPerAccount = try reader.integer("LR_LOGIN_FAILURES_PER_ACCOUNT", default: loginFailuresPerAccount, range: 1...1_000_000)
     }
 
     /// Where the event listener connects: its own URL when set (also when set empty, as

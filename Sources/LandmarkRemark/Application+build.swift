@@ -47,7 +47,8 @@ func makeServices(configuration: AppConfiguration, logger: Logger) async throws 
             refreshTokenLifetime: configuration.refreshTokenLifetime,
             refreshGraceSeconds: configuration.refreshGraceSeconds),
         throttle: LoginThrottle(
-            failuresPerUser: configuration.loginFailuresPerUser,
+            failuresPerPair: configuration.loginFailuresPerUser,
+            failuresPerAccount: configuration.loginFailuresPerAccount,
             failuresPerAddress: configuration.loginFailuresPerAddress),
         dummyPasswordHash: dummy,
         events: events)
