@@ -44,6 +44,8 @@ public struct AppConfiguration: Sendable {
     /// Failed password checks for one account from addresses it has not logged in from
     /// lately, before those addresses get `429` (see `LoginThrottle`).
     public var loginFailuresPerAccount = 100
+    /// How often the service purges what has outlived its use (`RetentionService`); 0: never.
+    public var retentionInterval: Duration = .seconds(3600)
 
     public init() {}
 
@@ -89,6 +91,7 @@ public struct AppConfiguration: Sendable {
 
         // Accounts under abuse (issue 17).
         loginFailuresPerAccount = try reader.integer("LR_LOGIN_FAILURES_PER_ACCOUNT", default: loginFailuresPerAccount, range: 1...1_000_000)
+        retentionInterval = .seconds(try reader.integer("LR_RETENTION_INTERVAL_SECONDS", default: 3600, range: 0...86400))
     }
 
     /// Where the event listener connects: its own URL when set (also when set empty, as

@@ -17,7 +17,10 @@ public func buildApplication(
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-        services: [services.pool, HashingPoolService(pool: services.hashing), services.events],
+        services: [
+            services.pool, HashingPoolService(pool: services.hashing), services.events,
+            RetentionService(pool: services.pool, interval: configuration.retentionInterval, logger: logger),
+        ],
         logger: logger)
 }
 
