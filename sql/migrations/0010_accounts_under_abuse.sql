@@ -1,5 +1,6 @@
 -- Accounts under abuse (issue 17): login throttling that a stranger cannot turn
--- against an account's owner, and retention of what only grew.
+-- against an account's owner, retention of what only grew, and a disabled
+-- user's notes out of every read.
 
 -- ---------------------------------------------------------------------------
 -- Login throttling (Sources/LandmarkRemark/Auth/LoginThrottle.swift).
@@ -124,3 +125,18 @@ BEGIN
     events := public.purge_events();
     RETURN NEXT;
 END $$;
+
+-- ---------------------------------------------------------------------------
+-- A disabled user's notes leave every read: lists, search, clusters, author=,
+-- a single note, and the note counts of places. Every read goes through this
+-- view (0004), so redefining it covers them all; enabling the user brings the
+-- notes back. The disabled users are found once per statement (an InitPlan over
+-- the partial index below, usually empty), and `<> ALL` is then a filter on the
+-- rows the indexes find, so every index the view's readers use still serves them.
+CREATE INDEX users_disabled ON users (tenant_id, id) WHERE disabled_at IS NOT NULL;
+
+CREATE OR REPLACE VIEW tenant_notes AS
+SELECT * FROM notes
+WHERE tenant_id = current_tenant_id()
+  AND user_id <> ALL (ARRAY(SELECT d.id FROM users d
+                            WHERE d.tenant_id = current_tenant_id() AND d.disabled_at IS NOT NULL));
