@@ -125,6 +125,16 @@ import Testing
         }
     }
 
+    @Test func theNewSettingsAreReadAndChecked() throws {
+        let set = try AppConfiguration(environment: ["LR_RETENTION_INTERVAL_SECONDS": "0", "LR_LOGIN_FAILURES_PER_ACCOUNT": "7"])
+        #expect(set.retentionInterval == .zero && set.loginFailuresPerAccount == 7)
+        #expect(AppConfiguration().retentionInterval == .seconds(3600) && AppConfiguration().loginFailuresPerAccount == 100)
+        for (name, value) in [("LR_RETENTION_INTERVAL_SECONDS", "-1"), ("LR_RETENTION_INTERVAL_SECONDS", "86401"),
+                              ("LR_LOGIN_FAILURES_PER_ACCOUNT", "0"), ("LR_LOGIN_FAILURES_PER_ACCOUNT", "many")] {
+            #expect(throws: ConfigurationError.self, "\(name)=\(value)") { try AppConfiguration(environment: [name: value]) }
+        }
+    }
+
     @Test func theServicePurgesOnItsTimer() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         let tenantID = try await NotesFixture.tenantID(tenant)
