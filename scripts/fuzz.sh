@@ -66,7 +66,7 @@ export LR_HOST=127.0.0.1 LR_PORT=$PORT
 export LR_MIGRATIONS_DIR=$ROOT/sql/migrations LR_OPENAPI_PATH=$ROOT/openapi/openapi.json
 # Cheap hashing, and throttling far out of reach: generated logins with wrong
 # passwords are expected, and must not lock the fuzzer's own account out.
-export LR_SCRYPT_LOG_N=4 LR_LOGIN_FAILURES_PER_USER=1000 LR_LOGIN_FAILURES_PER_ADDRESS=100000
+export LR_SCRYPT_LOG_N=4 LR_LOGIN_FAILURES_PER_USER=1000 LR_LOGIN_FAILURES_PER_ADDRESS=100000 LR_LOGIN_FAILURES_PER_ACCOUNT=1000000
 export LR_LOG_LEVEL=${LR_LOG_LEVEL:-warning}
 
 "$BIN" migrate >/dev/null

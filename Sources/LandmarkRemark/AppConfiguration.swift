@@ -22,7 +22,8 @@ public struct AppConfiguration: Sendable {
     public var hashConcurrency = ProcessInfo.processInfo.activeProcessorCount
     public var hashQueueTimeout: Duration = .seconds(5)
     public var trustedProxies = TrustedProxies.none
-    /// Failed logins for one username before `429`, and the same per client address.
+    /// Failed password checks before `429`: for one account from one client address
+    /// (`LR_LOGIN_FAILURES_PER_USER`), and from one address whatever it tries.
     public var loginFailuresPerUser = 5
     public var loginFailuresPerAddress = 50
     public var logLevel = Logger.Level.info
@@ -41,6 +42,13 @@ public struct AppConfiguration: Sendable {
     public var eventReplayMax = 10_000
     /// Events a stream sends per second at most, on average (bursts of a thousand).
     public var eventReplayRate = 1000
+
+    // Accounts under abuse (issue 17).
+    /// Failed password checks for one account from addresses it has not logged in from
+    /// lately, before those addresses get `429` (see `LoginThrottle`).
+    public var loginFailuresPerAccount = 100
+    /// How often the service purges what has outlived its use (`RetentionService`); 0: never.
+    public var retentionInterval: Duration = .seconds(3600)
 
     public init() {}
 
@@ -85,6 +93,10 @@ public struct AppConfiguration: Sendable {
         eventPollInterval = .milliseconds(try reader.integer("LR_EVENTS_POLL_INTERVAL_MS", default: 100, range: 10...10_000))
         eventReplayMax = try reader.integer("LR_EVENTS_REPLAY_MAX", default: eventReplayMax, range: 100...1_000_000)
         eventReplayRate = try reader.integer("LR_EVENTS_REPLAY_PER_SECOND", default: eventReplayRate, range: 10...1_000_000)
+
+        // Accounts under abuse (issue 17).
+        loginFailuresPerAccount = try reader.integer("LR_LOGIN_FAILURES_PER_ACCOUNT", default: loginFailuresPerAccount, range: 1...1_000_000)
+        retentionInterval = .seconds(try reader.integer("LR_RETENTION_INTERVAL_SECONDS", default: 3600, range: 0...86400))
     }
 
     /// The database URL the service needs; serving without one is a configuration error.

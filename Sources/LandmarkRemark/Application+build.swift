@@ -18,7 +18,10 @@ public func buildApplication(
         router: router,
         server: .http1(configuration: .init(additionalChannelHandlers: [ClientConnectionWatcher()])),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-        services: [services.pool, HashingPoolService(pool: services.hashing), services.events],
+        services: [
+            services.pool, HashingPoolService(pool: services.hashing), services.events,
+            RetentionService(pool: services.pool, interval: configuration.retentionInterval, logger: logger),
+        ],
         logger: logger)
 }
 
@@ -47,7 +50,8 @@ func makeServices(configuration: AppConfiguration, logger: Logger) async throws 
             refreshTokenLifetime: configuration.refreshTokenLifetime,
             refreshGraceSeconds: configuration.refreshGraceSeconds),
         throttle: LoginThrottle(
-            failuresPerUser: configuration.loginFailuresPerUser,
+            failuresPerPair: configuration.loginFailuresPerUser,
+            failuresPerAccount: configuration.loginFailuresPerAccount,
             failuresPerAddress: configuration.loginFailuresPerAddress),
         dummyPasswordHash: dummy,
         events: events)

@@ -71,7 +71,9 @@ extension TestClientProtocol {
             let place = try await client.createPlace(owner, "  My spot  ", lat: 1, lng: 1)
             #expect(place["name"] as? String == "My spot")
             #expect(place["kind"] as? String == "custom")
-            #expect(place["created_by"] as? String == owner.userID)
+            // The creator as a note's author is shown, in every place response.
+            let creator = try #require(place["created_by"] as? [String: Any])
+            #expect(creator["id"] as? String == owner.userID && creator["username"] as? String == "owner" && creator.count == 2)
             let id = try #require(place["id"] as? String)
             #expect(try await client.call(.patch, "/v1/places/\(id)", json: ["name": "Mine now"], token: other.accessToken).code == "forbidden")
             #expect(try await client.call(.delete, "/v1/places/\(id)", token: other.accessToken).code == "forbidden")
@@ -83,7 +85,11 @@ extension TestClientProtocol {
             let defaultID = try await NotesFixture.makePlace(tenant, name: "Curated")
             #expect(try await client.call(.patch, "/v1/places/\(defaultID)", json: ["name": "Mine"], token: owner.accessToken).code == "forbidden")
             #expect(try await client.call(.delete, "/v1/places/\(defaultID)", token: owner.accessToken).code == "forbidden")
-            #expect(try await client.call(.get, "/v1/places/\(defaultID)", token: owner.accessToken).string("kind") == "default")
+            let curated = try await client.call(.get, "/v1/places/\(defaultID)", token: owner.accessToken)
+            #expect(curated.string("kind") == "default")
+            #expect(curated.json["created_by"] is NSNull)
+            let listed = try await client.page("/v1/places?q=Renamed", token: other.accessToken).items
+            #expect((listed.first?["created_by"] as? [String: Any])?["username"] as? String == "owner")
 
             for bad: [String: Any] in [["name": "x"], ["name": "x", "lat": 91, "lng": 0], ["name": String(repeating: "n", count: 101), "lat": 0, "lng": 0],
                                        ["name": "x", "lat": "1", "lng": 0], ["name": "tab\there", "lat": 0, "lng": 0]] {

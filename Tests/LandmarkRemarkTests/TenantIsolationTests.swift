@@ -110,7 +110,12 @@ import Testing
             let retryAfter = try #require(blocked.headers[.retryAfter].flatMap(Int.init))
             #expect((1...15).contains(retryAfter))
             // Another failure after the block lifts doubles it.
-            try await TestEnvironment.withOwnerPool { try await $0.query("UPDATE login_failures SET blocked_until = now() WHERE key = 'user:mallory'") }
+            try await TestEnvironment.withOwnerPool {
+                try await $0.query("""
+                    UPDATE login_failures SET blocked_until = now()
+                    WHERE tenant_id = (SELECT id FROM tenants WHERE slug = \(tenant)) AND key LIKE 'pair:%'
+                    """)
+            }
             #expect(try await attempt(client, "guess again", tenant: tenant).code == "invalid_credentials")
             let longer = try await attempt(client, account.password, tenant: tenant)
             #expect(longer.headers[.retryAfter].flatMap(Int.init).map { $0 > 15 } == true)

@@ -112,7 +112,18 @@ assert (body["code"], body["status"], body["request_id"]) == ("rate_limited", 42
 PY
 }
 check "... problem+json rate_limited, Retry-After, request id" 'last_is_problem'
+
 expect "... other addresses are not limited" 200 "$(http GET "$EDGE/healthz" --interface 127.0.0.8)"
+
+# The same edge limit on PATCH and DELETE /v1/me (they check the password), and
+# none on GET /v1/me: 40 of each from one address each, back to back.
+curl -s --max-time 10 --interface 127.0.0.9 -X PATCH -H 'Content-Type: application/json' -H "Authorization: Bearer $TOKEN" \
+    -d '{}' -o /dev/null -w '%{http_code}\n' "$EDGE/v1/me?n=[1-40]" >"$WORK/me_flood" 2>/dev/null || true
+limited=$(grep -c '^429' "$WORK/me_flood" || true)
+check "nginx's limit_req answers a flood of PATCH /v1/me with 429 ($limited of 40)" '[ "$limited" -gt 0 ]'
+curl -s --max-time 10 --interface 127.0.0.10 -H "Authorization: Bearer $TOKEN" \
+    -o /dev/null -w '%{http_code}\n' "$EDGE/v1/me?n=[1-40]" >"$WORK/me_reads" 2>/dev/null || true
+expect "... while 40 GET /v1/me from one address all pass" 40 "$(grep -c '^200' "$WORK/me_reads" || true)"
 
 # --- TLS server (tls/landmark-remark.tls.conf.template, self-signed certificate) -------
 tls=(--cacert "$LR_NGINX_TLS_CERTIFICATE" --resolve "localhost:$TLS_PORT:127.0.0.1")

@@ -68,25 +68,29 @@ struct AuthController {
         return try .json(TokenResponse(user: user, tokens: tokens))
     }
 
-    /// Checks a password under the throttle: `429` while blocked, `401` when wrong
-    /// (counted), the user when right (count cleared, hash upgraded if its cost is old).
+    /// Checks a password under the throttle (see `LoginThrottle`): `429` while blocked, `401`
+    /// when wrong (already counted), the user when right (the count given back, the hash
+    /// upgraded if its cost is old). Login, `PATCH /v1/me` and `DELETE /v1/me` all come here.
     func verifiedUser(tenant: Tenant, login: String, password: String, address: String) async throws -> UserRecord {
-        let user = try await services.pool.withTenant(tenant.id) { connection in
-            try await services.throttle.check(tenantID: tenant.id, login: login, address: address, on: connection)
-            return try await services.users.findForLogin(tenantID: tenant.id, login: login, on: connection)
+        let attempt = try await services.pool.withTenant(tenant.id) { connection in
+            try await services.throttle.reserve(tenantID: tenant.id, login: login, address: address, on: connection)
         }
         // Hashing happens outside any transaction: it takes far longer than a query.
-        let matches = try await services.verifyPassword(password, against: user?.passwordHash ?? services.dummyPasswordHash)
-        guard let user, matches else {
-            try await services.pool.withTenant(tenant.id) { connection in
-                try await services.throttle.recordFailure(tenantID: tenant.id, login: login, address: address, on: connection)
+        let matches: Bool
+        do {
+            matches = try await services.verifyPassword(password, against: attempt.user?.passwordHash ?? services.dummyPasswordHash)
+        } catch {
+            // No verdict (hashing saturated, cancelled): nothing was guessed, so nothing counts.
+            try? await services.pool.withTenant(tenant.id) { connection in
+                try await services.throttle.refund(attempt, tenantID: tenant.id, on: connection)
             }
-            throw AppError.invalidCredentials
+            throw error
         }
+        guard let user = attempt.user, matches else { throw AppError.invalidCredentials }
         let upgraded = PasswordHasher.needsRehash(user.passwordHash, target: services.configuration.scrypt)
             ? try await services.hashPassword(password) : nil
         try await services.pool.withTenant(tenant.id) { connection in
-            try await services.throttle.recordSuccess(tenantID: tenant.id, login: login, on: connection)
+            try await services.throttle.succeeded(attempt, userID: user.id, tenantID: tenant.id, on: connection)
             if let upgraded {
                 try await services.users.updatePasswordHash(tenantID: tenant.id, id: user.id, hash: upgraded, on: connection)
             }

@@ -105,7 +105,7 @@ final class EventHub: Service, Sendable {
     /// The horizon as last read, for a stream that already started (so it is ready).
     var currentHead: Int64 { state.withLock { $0.horizon?.head ?? 0 } }
 
-    /// Polls, ticks and purges until graceful shutdown, then ends every stream.
+    /// Polls and ticks until graceful shutdown, then ends every stream.
     func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.poll() }
@@ -167,23 +167,14 @@ final class EventHub: Service, Sendable {
         for subscriber in subscribers { subscriber.continuation.yield(.wake) }
     }
 
-    /// Keep-alive ticks; streams also use them to check that their session still stands.
-    /// The same timer purges events older than 24 hours, about once an hour.
+    /// Keep-alive ticks; streams also use them to check that their token still admits them.
+    /// (Purging old events is `RetentionService`'s.)
     private func tick() async {
-        var ticks = 0
         while !Task.isCancelled {
             try? await Task.sleep(for: heartbeat)
             if Task.isCancelled { return }
             let subscribers = state.withLock { Array($0.subscribers.values) }
             for subscriber in subscribers { subscriber.continuation.yield(.tick) }
-            ticks += 1
-            if ticks % max(1, Int(3600 / heartbeat.components.seconds)) == 1 {
-                do {
-                    try await pool.query("SELECT purge_events()")
-                } catch {
-                    logger.warning("purging old events failed", metadata: ["error": "\(error)"])
-                }
-            }
         }
     }
 }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Metrics
+import NIOHTTP1
 import Postgres
 import Synchronization
 
@@ -56,6 +57,12 @@ struct ProblemMiddleware: RouterMiddleware {
         case let error as HTTPResponseError:
             // Other library errors that carry a status (a body over the limit, say): keep the status, not the text.
             problem = Self.problem(for: HTTPError(error.status))
+        case let error as HTTPParserError:
+            // The body broke HTTP/1.1 framing (a bad chunk size, say) while a handler read it:
+            // the client's fault. The connection cannot carry another request, so it ends here.
+            var response = Self.response(for: .malformed("the request is not valid HTTP/1.1 (\(error))"), requestID: context.requestID)
+            response.headers[.connection] = "close"
+            return response
         case let error as PostgresError where error.isUnavailable:
             Self.countDatabaseError(error)
             context.logger.warning("database unavailable", metadata: ["error": .string(String(reflecting: error))])

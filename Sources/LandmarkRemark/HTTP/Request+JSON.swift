@@ -4,7 +4,7 @@ import NIOCore
 
 extension Request {
     /// Reads the body as a JSON object: `415` unless it is declared `application/json`,
-    /// `413` past the limit, `400` when it is not JSON or not an object.
+    /// `413` past the limit, `400` when it is not JSON, not an object, or repeats a key in an object.
     mutating func jsonObject(context: AppRequestContext, limit: Int) async throws -> JSONObjectReader {
         guard let contentType = headers[.contentType], MediaType(from: contentType)?.isType(.applicationJson) == true else {
             throw AppError.unsupportedMediaType
@@ -24,6 +24,9 @@ extension Request {
         }
         guard case .object(let fields) = value else {
             throw AppError.malformed("the request body must be a JSON object, not \(value.typeName)")
+        }
+        if let key = buffer.withUnsafeReadableBytes(JSONDuplicateKeys.firstDuplicate(in:)) {
+            throw AppError.malformed("the request body has the key \"\(key)\" twice; each key may appear once")
         }
         return JSONObjectReader(fields)
     }

@@ -7,9 +7,19 @@ struct Note: JSONWritable, Sendable, Equatable {
         case `public`, `private`
     }
 
-    struct Author: Sendable, Equatable {
+    /// A user as notes and places name them: `{"id", "username"}`.
+    struct Author: Sendable, Equatable, JSONWritable {
         let id: Int64
         let username: String
+
+        func write(to json: inout JSONWriter) {
+            json.object { json in
+                json.key("id")
+                json.quotedInteger(id)
+                json.key("username")
+                json.string(username)
+            }
+        }
     }
 
     let id: Int64
@@ -60,12 +70,7 @@ struct Note: JSONWritable, Sendable, Equatable {
     func write(to json: inout JSONWriter) {
         json.object { json in
             json.key("author")
-            json.object { json in
-                json.key("id")
-                json.quotedInteger(author.id)
-                json.key("username")
-                json.string(author.username)
-            }
+            author.write(to: &json)
             json.key("body")
             json.string(body)
             json.key("created_at")

@@ -26,13 +26,14 @@ struct NoteStore: Sendable {
         return try rows.first.map { try Note(row: $0, viewer: viewerID) }
     }
 
-    /// Locks the note for a change by `viewer` and says whether they may make it.
+    /// Locks the note for a change by `viewer` and says whether they may make it. A disabled
+    /// author's note is not found, as `tenant_notes` hides it from every read.
     func lockForChange(tenantID: Int64, id: Int64, viewerID: Int64, on connection: PostgresConnection) async throws -> Access {
         let rows = try await connection.query("""
             SELECT \(Note.columns)
             FROM notes n
             JOIN users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
-            WHERE n.tenant_id = \(tenantID) AND n.id = \(id)
+            WHERE n.tenant_id = \(tenantID) AND n.id = \(id) AND u.disabled_at IS NULL
             FOR UPDATE OF n
             """)
         guard let row = rows.first else { return .notFound }

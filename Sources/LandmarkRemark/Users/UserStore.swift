@@ -21,6 +21,14 @@ struct UserStore: Sendable {
         return UserRecord(id: id, username: username, email: email, passwordHash: hash, createdAt: created)
     }
 
+    /// Reads `columns` starting at column `first`; nil when the id there is NULL (no user joined).
+    static func decode(_ row: PostgresRow, from first: Int) throws -> UserRecord? {
+        guard let id = try row.decode(Int64?.self, column: first) else { return nil }
+        return UserRecord(
+            id: id, username: try row.decode(String.self, column: first + 1), email: try row.decode(String?.self, column: first + 2),
+            passwordHash: try row.decode(String.self, column: first + 3), createdAt: try row.decode(Date.self, column: first + 4))
+    }
+
     /// Inserts a user; a case-insensitive clash becomes `409 username_taken` or `email_taken`.
     func create(tenantID: Int64, username: String, email: String?, passwordHash: String, on connection: PostgresConnection) async throws -> UserRecord {
         do {
@@ -35,16 +43,18 @@ struct UserStore: Sendable {
         }
     }
 
-    /// Finds an active user by username or email, ignoring case.
-    func findForLogin(tenantID: Int64, login: String, on connection: PostgresConnection) async throws -> UserRecord? {
-        let rows = try await connection.query("""
-            SELECT \(Self.columns) FROM users
-            WHERE tenant_id = \(tenantID) AND disabled_at IS NULL
-              AND (lower(username) = lower(\(login)) OR lower(email) = lower(\(login)))
-            ORDER BY lower(username) = lower(\(login)) DESC
-            LIMIT 1
-            """)
-        return try rows.first.map(Self.decode)
+    /// The active user that `login` names, by username or email, ignoring case as PostgreSQL's
+    /// `lower()` does (which the unique indexes use, and which folds more than Swift's
+    /// `lowercased()`). A statement of `columns`, meant as a subquery: `LoginThrottle` counts
+    /// the attempt against the account it finds in the same statement.
+    static func findForLogin(tenantID: Int64, login: String) -> PostgresQuery {
+        """
+        SELECT \(columns) FROM users
+        WHERE tenant_id = \(tenantID) AND disabled_at IS NULL
+          AND (lower(username) = lower(\(login)) OR lower(email) = lower(\(login)))
+        ORDER BY lower(username) = lower(\(login)) DESC
+        LIMIT 1
+        """
     }
 
     func find(tenantID: Int64, id: Int64, on connection: PostgresConnection) async throws -> UserRecord? {

@@ -1,0 +1,71 @@
+import Logging
+import Postgres
+import ServiceLifecycle
+
+/// Purges, on a timer, what has outlived its use: expired sessions and tokens, spent
+/// login counts, old known addresses and idempotency keys (`purge_expired()`, migration
+/// 0010, which names each horizon), and events older than 24 hours (`purge_events()`).
+///
+/// Every replica runs one; a purge is idempotent, so several at once only share the work.
+/// The first runs at a random point of the first interval, so replicas started together
+/// do not purge together. Each batch is a short transaction of its own.
+struct RetentionService: Service {
+    let pool: PostgresPool
+    /// Zero: never (an operator runs `admin.purge_expired()` instead).
+    let interval: Duration
+    let logger: Logger
+    /// Rows per table per transaction.
+    static let batch = 10_000
+
+    /// Rows removed by one `purge()`, per table (tokens of purged sessions not counted).
+    struct Purged: Sendable, Equatable {
+        var sessions = 0
+        var sessionTokens = 0
+        var loginFailures = 0
+        var loginAddresses = 0
+        var idempotencyKeys = 0
+        var events = 0
+
+        var total: Int { sessions + sessionTokens + loginFailures + loginAddresses + idempotencyKeys + events }
+    }
+
+    func run() async throws {
+        guard interval > .zero else {
+            try? await gracefulShutdown()
+            return
+        }
+        try? await cancelWhenGracefulShutdown {
+            let seconds = interval.components.seconds
+            try await Task.sleep(for: .seconds(Int64.random(in: 0..<max(1, seconds))))
+            while !Task.isCancelled {
+                do {
+                    let purged = try await purge()
+                    if purged.total > 0 { logger.info("purged expired rows", metadata: ["rows": "\(purged)"]) }
+                } catch is CancellationError {
+                    return
+                } catch {
+                    logger.warning("purging expired rows failed", metadata: ["error": "\(error)"])
+                }
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// One pass: batches until no table has more past its horizon, then the event log.
+    func purge() async throws -> Purged {
+        var purged = Purged()
+        while true {
+            let row = try await pool.query("SELECT * FROM purge_expired(\(Self.batch))")[0]
+            let counts = try (0..<5).map { try row.decode(Int.self, column: $0) }
+            purged.sessions += counts[0]
+            purged.sessionTokens += counts[1]
+            purged.loginFailures += counts[2]
+            purged.loginAddresses += counts[3]
+            purged.idempotencyKeys += counts[4]
+            if counts.max() ?? 0 < Self.batch { break }
+            try Task.checkCancellation()
+        }
+        purged.events = try await pool.query("SELECT purge_events()")[0].decode(Int.self, column: 0)
+        return purged
+    }
+}
