@@ -95,10 +95,12 @@ import Testing
 
     @Test func parallelGuessesNeverGetMoreThanTheLimitEvaluated() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withApp { client in
+        try await withApp({ $0.poolSize = 10; $0.hashQueueTimeout = .seconds(30) }) { client in
             let account = try await client.signup("target_p", tenant: tenant)
             let logins = try await statuses(30) { _ in try await login(client, "target_p", "parallel guess", tenant: tenant) }
-            #expect(logins[401] == 5 && logins[429] == 25, "\(logins)")
+            // Exactly the limit is evaluated; the rest are refused (429), or, on a loaded machine,
+            // given back unevaluated when hashing or the pool stays saturated (503).
+            #expect(logins[401] == 5 && (logins[429] ?? 0) >= 1 && (logins[429] ?? 0) + (logins[503] ?? 0) == 25, "\(logins)")
 
             // PATCH and DELETE /v1/me check the password the same way, under the same count.
             let other = try await client.signup("target_m", tenant: tenant)
@@ -109,7 +111,8 @@ import Testing
                 try await client.call(.delete, "/v1/me", json: ["password": "parallel guess"], token: other.accessToken)
             }
             #expect((patches[401] ?? 0) + (deletes[401] ?? 0) == 5, "\(patches) \(deletes)")
-            #expect((patches[429] ?? 0) + (deletes[429] ?? 0) == 25, "\(patches) \(deletes)")
+            #expect((patches[429] ?? 0) + (deletes[429] ?? 0) >= 1, "\(patches) \(deletes)")
+            #expect((patches[429] ?? 0) + (deletes[429] ?? 0) + (patches[503] ?? 0) + (deletes[503] ?? 0) == 25, "\(patches) \(deletes)")
             #expect(try await login(client, "target_m", other.password, tenant: tenant).code == "rate_limited")
             _ = account
         }
