@@ -13,6 +13,8 @@ import Synchronization
 /// - Statements run in libpq's non-blocking mode: the calling task sends and suspends,
 ///   and one thread (`SocketReadiness`) waits on every connection's socket, so a slow
 ///   query holds up no thread. Only opening a connection blocks, on a thread of its own.
+/// - Cancelling a statement's task cancels the statement on the server, then drains it, so
+///   the connection comes back healthy (`LibPQConnection+Cancel.swift`).
 /// - As a `Service` it closes every connection on graceful shutdown.
 public final class PostgresPool: Sendable, Service {
     public struct Configuration: Sendable {
@@ -20,11 +22,26 @@ public final class PostgresPool: Sendable, Service {
         public var conninfo: String
         public var maxConnections: Int
         public var acquireTimeout: Duration
+        /// The server ends any statement of the pool's that runs longer (SQLSTATE `57014`);
+        /// nil leaves the server's own `statement_timeout`. Set per transaction, with the
+        /// statement (see `LibPQConnection.statementSettings`).
+        public var statementTimeout: Duration?
 
-        public init(conninfo: String, maxConnections: Int = 10, acquireTimeout: Duration = .seconds(5)) {
+        public init(
+            conninfo: String, maxConnections: Int = 10, acquireTimeout: Duration = .seconds(5),
+            statementTimeout: Duration? = nil
+        ) {
             self.conninfo = conninfo
             self.maxConnections = maxConnections
             self.acquireTimeout = acquireTimeout
+            self.statementTimeout = statementTimeout
+        }
+
+        /// What every statement's transaction sets first.
+        var statementSettings: [(String, String)] {
+            guard let timeout = statementTimeout else { return [] }
+            let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+            return [("statement_timeout", String(max(milliseconds, 1)))]
         }
     }
 
@@ -200,8 +217,12 @@ public final class PostgresPool: Sendable, Service {
         }
         let conninfo = configuration.conninfo
         let readiness = self.readiness
+        let settings = configuration.statementSettings
+        let threads = connectThreads
         do {
-            return try await connectThreads.runIfActive { try LibPQConnection(conninfo: conninfo, readiness: readiness) }
+            return try await connectThreads.runIfActive {
+                try LibPQConnection(conninfo: conninfo, readiness: readiness, statementSettings: settings, cancelThreads: threads)
+            }
         } catch {
             giveUpSlot()
             if let error = error as? PostgresError { throw error }
