@@ -38,6 +38,19 @@ public struct AppConfiguration: Sendable {
     /// How long one write to an event stream may wait for the client to read before the
     /// connection is closed; the client resumes with `Last-Event-ID`.
     public var eventWriteTimeout: Duration = .seconds(30)
+    /// Bounded work per request: the server ends any statement of the service's pool that
+    /// runs longer, and a request still running past its deadline (or whose client went away)
+    /// is cancelled, its statement with it.
+    public var statementTimeout: Duration = .milliseconds(5000)
+    public var requestTimeout: Duration = .milliseconds(10000)
+    /// Fair shares (`FairShares`): of the database pool per user and per tenant (percent of
+    /// `poolSize`), of hashing per client address (slots) and per tenant (percent of
+    /// `hashConcurrency`), and how long a caller past its share waits before `429`.
+    public var dbSharePerUserPercent = 25
+    public var dbSharePerTenantPercent = 75
+    public var hashSharePerAddress = 1
+    public var hashSharePerTenantPercent = 75
+    public var shareQueueTimeout: Duration = .milliseconds(2000)
 
     public init() {}
 
@@ -80,6 +93,13 @@ public struct AppConfiguration: Sendable {
         eventStreamsPerProcess = try reader.integer("LR_EVENTS_MAX_STREAMS", default: eventStreamsPerProcess, range: 1...100_000)
         eventHeartbeat = .seconds(try reader.integer("LR_EVENTS_HEARTBEAT_SECONDS", default: 15, range: 1...300))
         eventWriteTimeout = .seconds(try reader.integer("LR_EVENTS_WRITE_TIMEOUT_SECONDS", default: 30, range: 1...3600))
+        statementTimeout = .milliseconds(try reader.integer("LR_DB_STATEMENT_TIMEOUT_MS", default: 5000, range: 10...600_000))
+        requestTimeout = .milliseconds(try reader.integer("LR_REQUEST_TIMEOUT_MS", default: 10000, range: 10...600_000))
+        dbSharePerUserPercent = try reader.integer("LR_DB_SHARE_PER_USER_PERCENT", default: dbSharePerUserPercent, range: 1...100)
+        dbSharePerTenantPercent = try reader.integer("LR_DB_SHARE_PER_TENANT_PERCENT", default: dbSharePerTenantPercent, range: 1...100)
+        hashSharePerAddress = try reader.integer("LR_HASH_SHARE_PER_ADDRESS", default: hashSharePerAddress, range: 1...256)
+        hashSharePerTenantPercent = try reader.integer("LR_HASH_SHARE_PER_TENANT_PERCENT", default: hashSharePerTenantPercent, range: 1...100)
+        shareQueueTimeout = .milliseconds(try reader.integer("LR_SHARE_QUEUE_TIMEOUT_MS", default: 2000, range: 1...600_000))
     }
 
     /// Where the event listener connects: its own URL when set (also when set empty, as

@@ -104,8 +104,23 @@ public final class PostgresPool: Sendable, Service {
         state.withLock { Statistics(open: $0.open, inUse: $0.inUse, idle: $0.idle.count, waiting: $0.waiters.count) }
     }
 
+    /// What a task must pass before it borrows a connection, set by the caller for a scope
+    /// (`$admission.withValue`): the service bounds each user's and tenant's share of the pool
+    /// this way. It returns what gives the share back, called once the connection is returned.
+    /// A connection borrowed inside another's `withConnection` in the same task passes freely.
+    public typealias Admission = @Sendable () async throws -> @Sendable () -> Void
+    @TaskLocal public static var admission: Admission?
+    @TaskLocal private static var admitted = false
+
     /// Lends a connection to `body` and takes it back afterwards, whatever happens.
     public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        guard let admission = Self.admission, !Self.admitted else { return try await lend(body) }
+        let giveBack = try await admission()
+        defer { giveBack() }
+        return try await Self.$admitted.withValue(true) { try await lend(body) }
+    }
+
+    private func lend<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         let handle = try await acquire()
         let connection = PostgresConnection(handle: handle)
         do {

@@ -56,6 +56,11 @@ struct ProblemMiddleware: RouterMiddleware {
         case let error as HTTPResponseError:
             // Other library errors that carry a status (a body over the limit, say): keep the status, not the text.
             problem = Self.problem(for: HTTPError(error.status))
+        case let error as PostgresError where error.isCancellation:
+            // The statement timeout, or a cancelled request (deadline, client gone).
+            Self.countDatabaseError(error)
+            context.logger.warning("statement cancelled", metadata: ["error": .string(String(reflecting: error))])
+            problem = .deadlineExceeded
         case let error as PostgresError where error.isUnavailable:
             Self.countDatabaseError(error)
             context.logger.warning("database unavailable", metadata: ["error": .string(String(reflecting: error))])
