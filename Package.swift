@@ -33,9 +33,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        .target(name: "Admission"),
         .target(
             name: "Credentials",
             dependencies: [
+                "Admission",
                 "CCrypto",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -44,6 +46,7 @@ let package = Package(
         .target(
             name: "LandmarkRemark",
             dependencies: [
+                "Admission",
                 "Postgres",
                 "Credentials",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -69,6 +72,7 @@ let package = Package(
         ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "CredentialsTests", dependencies: ["Credentials"]),
+        .testTarget(name: "AdmissionTests", dependencies: ["Admission"]),
         .testTarget(
             name: "LandmarkRemarkTests",
             dependencies: [

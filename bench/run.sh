@@ -53,9 +53,12 @@ BUILD_SECONDS=$(( $(date +%s) - BUILD_START ))
 
 SERVICE_PORT=$(free_port)
 NGINX_PORT=$(free_port)
+# One token and one address stand for many users here: fair shares would cap them as one.
 start_service() {
     LR_PORT=$SERVICE_PORT LR_DB_POOL_SIZE=${BENCH_POOL_SIZE:-16} LR_LOG_LEVEL=warning \
     LR_TRUSTED_PROXIES=127.0.0.1 LR_LOGIN_FAILURES_PER_ADDRESS=100000 LR_ACCESS_TOKEN_TTL_SECONDS=86400 \
+    LR_DB_SHARE_PER_USER_PERCENT=100 LR_DB_SHARE_PER_TENANT_PERCENT=100 \
+    LR_HASH_SHARE_PER_ADDRESS=256 LR_HASH_SHARE_PER_TENANT_PERCENT=100 \
         "$BIN" serve >"$WORK/service.log" 2>&1 &
     SERVICE_PID=$!
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$SERVICE_PORT/readyz" >/dev/null 2>&1 && return; sleep 0.1; done

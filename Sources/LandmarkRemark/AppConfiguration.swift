@@ -49,6 +49,19 @@ public struct AppConfiguration: Sendable {
     public var loginFailuresPerAccount = 100
     /// How often the service purges what has outlived its use (`RetentionService`); 0: never.
     public var retentionInterval: Duration = .seconds(3600)
+    /// Bounded work per request: the server ends any statement of the service's pool that
+    /// runs longer, and a request still running past its deadline (or whose client went away)
+    /// is cancelled, its statement with it.
+    public var statementTimeout: Duration = .milliseconds(5000)
+    public var requestTimeout: Duration = .milliseconds(10000)
+    /// Fair shares (`FairShares`): of the database pool per user and per tenant (percent of
+    /// `poolSize`), of hashing per client address (slots) and per tenant (percent of
+    /// `hashConcurrency`), and how long a caller past its share waits before `429`.
+    public var dbSharePerUserPercent = 25
+    public var dbSharePerTenantPercent = 75
+    public var hashSharePerAddress = 1
+    public var hashSharePerTenantPercent = 75
+    public var shareQueueTimeout: Duration = .milliseconds(2000)
 
     public init() {}
 
@@ -93,6 +106,13 @@ public struct AppConfiguration: Sendable {
         eventPollInterval = .milliseconds(try reader.integer("LR_EVENTS_POLL_INTERVAL_MS", default: 100, range: 10...10_000))
         eventReplayMax = try reader.integer("LR_EVENTS_REPLAY_MAX", default: eventReplayMax, range: 100...1_000_000)
         eventReplayRate = try reader.integer("LR_EVENTS_REPLAY_PER_SECOND", default: eventReplayRate, range: 10...1_000_000)
+        statementTimeout = .milliseconds(try reader.integer("LR_DB_STATEMENT_TIMEOUT_MS", default: 5000, range: 10...600_000))
+        requestTimeout = .milliseconds(try reader.integer("LR_REQUEST_TIMEOUT_MS", default: 10000, range: 10...600_000))
+        dbSharePerUserPercent = try reader.integer("LR_DB_SHARE_PER_USER_PERCENT", default: dbSharePerUserPercent, range: 1...100)
+        dbSharePerTenantPercent = try reader.integer("LR_DB_SHARE_PER_TENANT_PERCENT", default: dbSharePerTenantPercent, range: 1...100)
+        hashSharePerAddress = try reader.integer("LR_HASH_SHARE_PER_ADDRESS", default: hashSharePerAddress, range: 1...256)
+        hashSharePerTenantPercent = try reader.integer("LR_HASH_SHARE_PER_TENANT_PERCENT", default: hashSharePerTenantPercent, range: 1...100)
+        shareQueueTimeout = .milliseconds(try reader.integer("LR_SHARE_QUEUE_TIMEOUT_MS", default: 2000, range: 1...600_000))
 
         // Accounts under abuse (issue 17).
         loginFailuresPerAccount = try reader.integer("LR_LOGIN_FAILURES_PER_ACCOUNT", default: loginFailuresPerAccount, range: 1...1_000_000)

@@ -18,17 +18,24 @@ struct AppServices: Sendable {
     let dummyPasswordHash: String
     /// Fans the database's event notifications out to open `/v1/events` streams.
     let events: EventHub
+    /// Each user's, tenant's and client address's share of the pool and of hashing.
+    let shares: FairShares
 
-    /// Hashes with the configured cost on the bounded pool; `503` when it stays saturated.
+    /// Hashes with the configured cost on the bounded pool, within the request's hashing share
+    /// (`429` past it); `503` when the pool stays saturated.
     func hashPassword(_ password: String) async throws -> String {
-        try await mapBusy { try await hashing.hash(password: password, parameters: configuration.scrypt) }
+        try await shares.withHashingShare {
+            try await mapBusy { try await hashing.hash(password: password, parameters: configuration.scrypt) }
+        }
     }
 
     /// A stored value that is no hash at all (an account that must not log in, like
     /// the demo author's `!`) matches no password; it is not a server error.
     func verifyPassword(_ password: String, against hash: String) async throws -> Bool {
         do {
-            return try await mapBusy { try await hashing.verify(password: password, against: hash) }
+            return try await shares.withHashingShare {
+                try await mapBusy { try await hashing.verify(password: password, against: hash) }
+            }
         } catch is PasswordHashError {
             return false
         }

@@ -16,7 +16,8 @@ public func buildApplication(
     let router = buildRouter(services: services, registry: registry)
     return Application(
         router: router,
-        server: .http1(configuration: .init(additionalChannelHandlers: [ClientConnectionWatcher()])),
+        // Tells a request in progress that its client went away (RequestDeadlineMiddleware).
+        server: .http1(configuration: .init(additionalChannelHandlers: [ClientHangup()])),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
         services: [
             services.pool, HashingPoolService(pool: services.hashing), services.events,
@@ -30,7 +31,8 @@ func makeServices(configuration: AppConfiguration, logger: Logger) async throws 
         configuration: .init(
             conninfo: try configuration.requireDatabaseURL(),
             maxConnections: configuration.poolSize,
-            acquireTimeout: configuration.poolAcquireTimeout),
+            acquireTimeout: configuration.poolAcquireTimeout,
+            statementTimeout: configuration.statementTimeout),
         logger: logger)
     let hashing = HashingPool(maxConcurrent: configuration.hashConcurrency, queueTimeout: configuration.hashQueueTimeout)
     hashing.start()
@@ -54,7 +56,8 @@ func makeServices(configuration: AppConfiguration, logger: Logger) async throws 
             failuresPerAccount: configuration.loginFailuresPerAccount,
             failuresPerAddress: configuration.loginFailuresPerAddress),
         dummyPasswordHash: dummy,
-        events: events)
+        events: events,
+        shares: FairShares(configuration: configuration))
 }
 
 func buildRouter(services: AppServices, registry: PrometheusCollectorRegistry) -> Router<AppRequestContext> {
@@ -62,6 +65,8 @@ func buildRouter(services: AppServices, registry: PrometheusCollectorRegistry) -
     // Outermost first: metrics see the final status, after problems are rendered.
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: ProblemMiddleware(trustedProxies: services.configuration.trustedProxies))
+    router.add(middleware: RequestDeadlineMiddleware(timeout: services.configuration.requestTimeout))
+    router.add(middleware: FairShareMiddleware(shares: services.shares))
 
     OperationsController(services: services, registry: registry).register(on: router)
     OpenAPIController(path: services.configuration.openAPIPath).register(on: router)
@@ -72,6 +77,7 @@ func buildRouter(services: AppServices, registry: PrometheusCollectorRegistry) -
     v1.addRoutes(auth.endpoints, atPath: "auth")
 
     let authenticated = v1.group().add(middleware: Authenticator(pool: services.pool))
+        .add(middleware: FairShareMiddleware(shares: services.shares))
     authenticated.addRoutes(auth.authenticatedEndpoints, atPath: "auth")
     authenticated.addRoutes(users.meEndpoints, atPath: "me")
     authenticated.addRoutes(users.userEndpoints, atPath: "users")

@@ -10,7 +10,12 @@ extension LibPQConnection {
     /// Runs one statement with bound parameters and returns its rows. Inside a transaction
     /// whose `BEGIN` is still deferred, the `BEGIN` and its settings go in the same pipeline.
     func execute(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await runPipeline(takeDeferredBegin() + [query])
+        if deferredBegin == nil, PQtransactionStatus(handle) == PQTRANS_IDLE, let set = settingsStatement([]) {
+            // A statement outside any transaction is one implicit transaction up to the
+            // Sync: the statement settings (the timeout) go in it.
+            return try await runPipeline([set, query])
+        }
+        return try await runPipeline(takeDeferredBegin() + [query])
     }
 
     /// Runs `query` in a transaction of its own with `settings` set for it
@@ -21,7 +26,7 @@ extension LibPQConnection {
     /// `query`, as in `withTransaction`, without the `BEGIN` and `COMMIT` round trips.
     func executeAlone(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
         precondition(deferredBegin == nil, "a statement alone cannot run inside a transaction")
-        if let set = Self.settingsStatement(settings) {
+        if let set = settingsStatement(settings) {
             return try await runPipeline([set, query])
         }
         return try await runPipeline([query])
@@ -33,7 +38,8 @@ extension LibPQConnection {
             deferredBegin = nil
             return
         }
-        _ = try await runPipeline([commit ? "COMMIT" : "ROLLBACK"])
+        // A rollback runs even for a cancelled task: it is what leaves the connection reusable.
+        _ = try await runPipeline([commit ? "COMMIT" : "ROLLBACK"], cancellable: commit)
     }
 
     /// Runs SQL text without parameters through the simple query protocol, which allows
@@ -43,15 +49,18 @@ extension LibPQConnection {
     func execute(simple sql: String) async throws -> PostgresRows {
         let begin = takeDeferredBegin()
         if !begin.isEmpty { _ = try await runPipeline(begin) }
-        guard PQsendQuery(handle, sql) == 1 else { throw lostConnection() }
-        try await flush()
-        var outcome: Result<PostgresRows, any Error>?
-        while let result = try await nextResult() {
-            let step = Result { try check(result) }
-            if case .failure = outcome {} else { outcome = step }
+        try Task.checkCancellation()
+        return try await cancellable {
+            guard PQsendQuery(handle, sql) == 1 else { throw lostConnection() }
+            try await flush()
+            var outcome: Result<PostgresRows, any Error>?
+            while let result = try await nextResult() {
+                let step = Result { try check(result) }
+                if case .failure = outcome {} else { outcome = step }
+            }
+            guard let outcome else { throw lostConnection() }
+            return try outcome.get()
         }
-        guard let outcome else { throw lostConnection() }
-        return try outcome.get()
     }
 
     /// The deferred `BEGIN` and its settings' statement, to send ahead of the next statement;
@@ -59,12 +68,14 @@ extension LibPQConnection {
     private func takeDeferredBegin() -> [PostgresQuery] {
         guard let settings = deferredBegin else { return [] }
         deferredBegin = nil
-        return ["BEGIN"] + (Self.settingsStatement(settings).map { [$0] } ?? [])
+        return ["BEGIN"] + (settingsStatement(settings).map { [$0] } ?? [])
     }
 
-    /// `SELECT set_config($1, $2, true), …`: the same text for the same setting names, so it
-    /// is prepared once per connection like any statement.
-    static func settingsStatement(_ settings: [(String, String)]) -> PostgresQuery? {
+    /// `SELECT set_config($1, $2, true), …` for the connection's statement settings and
+    /// `settings`: the same text for the same setting names, so it is prepared once per
+    /// connection like any statement.
+    func settingsStatement(_ settings: [(String, String)]) -> PostgresQuery? {
+        let settings = statementSettings + settings
         guard !settings.isEmpty else { return nil }
         var set: PostgresQuery = "SELECT "
         for (index, (setting, value)) in settings.enumerated() {
@@ -85,7 +96,15 @@ extension LibPQConnection {
 
     /// Sends `statements` in one pipeline ended by a Sync, preparing those not prepared yet in
     /// the same pipeline, and reads every result: the last statement's rows, or the first error.
-    func runPipeline(_ statements: [PostgresQuery]) async throws -> PostgresRows {
+    /// When `cancellable`, a cancelled task sends nothing, and a task cancelled meanwhile
+    /// cancels the statements on the server (`cancellable(_:)`).
+    func runPipeline(_ statements: [PostgresQuery], cancellable isCancellable: Bool = true) async throws -> PostgresRows {
+        guard isCancellable else { return try await sendAndReadPipeline(statements) }
+        try Task.checkCancellation()
+        return try await cancellable { try await sendAndReadPipeline(statements) }
+    }
+
+    private func sendAndReadPipeline(_ statements: [PostgresQuery]) async throws -> PostgresRows {
         // A value libpq cannot send fails here, before anything is queued: a pipeline left
         // half-sent could not be ended, and the connection would have to be thrown away.
         for statement in statements { try Self.checkSendable(statement.binds) }

@@ -29,10 +29,25 @@ final class LibPQConnection: @unchecked Sendable {
     /// The settings of a transaction whose `BEGIN` is not sent yet: it goes out in one
     /// pipeline with the transaction's first statement (see `PostgresPool.withTransaction`).
     var deferredBegin: [(String, String)]?
+    /// Settings every statement's transaction gets, ahead of its own (`statement_timeout`):
+    /// sent with `set_config(name, value, true)` in the statement's pipeline, so they hold
+    /// through PgBouncer in transaction mode too, where a session `SET` would stay behind on
+    /// one server connection.
+    let statementSettings: [(String, String)]
+    /// What `PQcancel` needs, taken once after connecting: `PQcancel` is safe to call from
+    /// any thread while the connection is in use, `PQgetCancel` is not.
+    let cancelHandle: OpaquePointer?
+    /// Where the blocking `PQcancel` runs (it opens a connection of its own to the server).
+    let cancelThreads: NIOThreadPool?
+    /// The cancel request in flight for the current statement, if its task was cancelled.
+    let pendingCancel = Mutex<Task<Void, Never>?>(nil)
 
     /// Connects, blocking, from a `postgres://` URL or `key=value` conninfo; with `readiness`,
     /// the connection then runs non-blocking and waits there.
-    init(conninfo: String, readiness: SocketReadiness? = nil) throws {
+    init(
+        conninfo: String, readiness: SocketReadiness? = nil,
+        statementSettings: [(String, String)] = [], cancelThreads: NIOThreadPool? = nil
+    ) throws {
         guard let handle = PQconnectdb(conninfo) else {
             throw PostgresError(kind: .connectionFailed, message: "libpq could not allocate a connection")
         }
@@ -43,6 +58,9 @@ final class LibPQConnection: @unchecked Sendable {
         }
         self.handle = handle
         self.readiness = readiness
+        self.statementSettings = statementSettings
+        self.cancelThreads = cancelThreads
+        self.cancelHandle = cancelThreads == nil ? nil : PQgetCancel(handle)
         // Decoding expects ISO dates in UTC and UTF-8 text, whatever the server's defaults.
         _ = try executeBlocking(simple: "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'")
         if readiness != nil, PQsetnonblocking(handle, 1) != 0 {
@@ -51,6 +69,7 @@ final class LibPQConnection: @unchecked Sendable {
     }
 
     deinit {
+        if let cancelHandle { PQfreeCancel(cancelHandle) }
         PQfinish(handle)
     }
 

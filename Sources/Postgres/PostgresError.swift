@@ -75,6 +75,12 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
         }
     }
 
+    /// True when the server cancelled the statement (`57014`): its task was cancelled
+    /// (a request past its deadline, a client gone) or it ran past `statement_timeout`.
+    public var isCancellation: Bool {
+        kind == .server && sqlState == "57014"
+    }
+
     public var description: String {
         var text = "PostgresError.\(kind)"
         if let sqlState { text += " SQLSTATE \(sqlState)" }

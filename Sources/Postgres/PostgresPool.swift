@@ -13,6 +13,8 @@ import Synchronization
 /// - Statements run in libpq's non-blocking mode: the calling task sends and suspends,
 ///   and one thread (`SocketReadiness`) waits on every connection's socket, so a slow
 ///   query holds up no thread. Only opening a connection blocks, on a thread of its own.
+/// - Cancelling a statement's task cancels the statement on the server, then drains it, so
+///   the connection comes back healthy (`LibPQConnection+Cancel.swift`).
 /// - As a `Service` it closes every connection on graceful shutdown.
 public final class PostgresPool: Sendable, Service {
     public struct Configuration: Sendable {
@@ -20,11 +22,26 @@ public final class PostgresPool: Sendable, Service {
         public var conninfo: String
         public var maxConnections: Int
         public var acquireTimeout: Duration
+        /// The server ends any statement of the pool's that runs longer (SQLSTATE `57014`);
+        /// nil leaves the server's own `statement_timeout`. Set per transaction, with the
+        /// statement (see `LibPQConnection.statementSettings`).
+        public var statementTimeout: Duration?
 
-        public init(conninfo: String, maxConnections: Int = 10, acquireTimeout: Duration = .seconds(5)) {
+        public init(
+            conninfo: String, maxConnections: Int = 10, acquireTimeout: Duration = .seconds(5),
+            statementTimeout: Duration? = nil
+        ) {
             self.conninfo = conninfo
             self.maxConnections = maxConnections
             self.acquireTimeout = acquireTimeout
+            self.statementTimeout = statementTimeout
+        }
+
+        /// What every statement's transaction sets first.
+        var statementSettings: [(String, String)] {
+            guard let timeout = statementTimeout else { return [] }
+            let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+            return [("statement_timeout", String(max(milliseconds, 1)))]
         }
     }
 
@@ -87,8 +104,23 @@ public final class PostgresPool: Sendable, Service {
         state.withLock { Statistics(open: $0.open, inUse: $0.inUse, idle: $0.idle.count, waiting: $0.waiters.count) }
     }
 
+    /// What a task must pass before it borrows a connection, set by the caller for a scope
+    /// (`$admission.withValue`): the service bounds each user's and tenant's share of the pool
+    /// this way. It returns what gives the share back, called once the connection is returned.
+    /// A connection borrowed inside another's `withConnection` in the same task passes freely.
+    public typealias Admission = @Sendable () async throws -> @Sendable () -> Void
+    @TaskLocal public static var admission: Admission?
+    @TaskLocal private static var admitted = false
+
     /// Lends a connection to `body` and takes it back afterwards, whatever happens.
     public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        guard let admission = Self.admission, !Self.admitted else { return try await lend(body) }
+        let giveBack = try await admission()
+        defer { giveBack() }
+        return try await Self.$admitted.withValue(true) { try await lend(body) }
+    }
+
+    private func lend<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         let handle = try await acquire()
         let connection = PostgresConnection(handle: handle)
         do {
@@ -200,8 +232,12 @@ public final class PostgresPool: Sendable, Service {
         }
         let conninfo = configuration.conninfo
         let readiness = self.readiness
+        let settings = configuration.statementSettings
+        let threads = connectThreads
         do {
-            return try await connectThreads.runIfActive { try LibPQConnection(conninfo: conninfo, readiness: readiness) }
+            return try await connectThreads.runIfActive {
+                try LibPQConnection(conninfo: conninfo, readiness: readiness, statementSettings: settings, cancelThreads: threads)
+            }
         } catch {
             giveUpSlot()
             if let error = error as? PostgresError { throw error }

@@ -158,3 +158,33 @@ import Testing
         }
     }
 }
+
+/// `PostgresPool.admission`: what a task must pass before borrowing, given back on return.
+@Suite(.timeLimit(.minutes(1))) struct AdmissionHookTests {
+    /// Admitted once per outermost borrowing (a nested one in the same task passes freely,
+    /// else a caller with a share of one would wait for itself), given back when it ends,
+    /// and a refusal reaches the caller with no connection taken.
+    @Test func admittedOncePerBorrowingAndGivenBack() async throws {
+        let counts = Mutex((admitted: 0, givenBack: 0))
+        let admission: PostgresPool.Admission = {
+            counts.withLock { $0.admitted += 1 }
+            return { counts.withLock { $0.givenBack += 1 } }
+        }
+        try await withPool(maxConnections: 2) { pool in
+            try await PostgresPool.$admission.withValue(admission) {
+                try await pool.withTransaction { connection in
+                    try await connection.query("SELECT 1")
+                    #expect(try await pool.scalar("SELECT 2::int8", as: Int.self) == 2)
+                    #expect(counts.withLock { $0 } == (1, 0))
+                }
+                try await pool.query("SELECT 3")
+            }
+            #expect(counts.withLock { $0 } == (2, 2))
+            struct Refused: Error {}
+            await #expect(throws: Refused.self) {
+                try await PostgresPool.$admission.withValue({ throw Refused() }) { try await pool.query("SELECT 4") }
+            }
+            #expect(pool.statistics.inUse == 0)
+        }
+    }
+}

@@ -17,9 +17,12 @@ enum TestDatabase {
     /// The owner role: it may create tables, which these tests do.
     static func ownerURL() throws -> String { try environment("LR_TEST_MIGRATE_DATABASE_URL") }
 
-    static func pool(maxConnections: Int = 4, acquireTimeout: Duration = .seconds(5)) throws -> PostgresPool {
+    static func pool(
+        maxConnections: Int = 4, acquireTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil
+    ) throws -> PostgresPool {
         try PostgresPool(configuration: .init(
-            conninfo: try ownerURL(), maxConnections: maxConnections, acquireTimeout: acquireTimeout))
+            conninfo: try ownerURL(), maxConnections: maxConnections, acquireTimeout: acquireTimeout,
+            statementTimeout: statementTimeout))
     }
 
     /// A table name no other test uses.
@@ -38,10 +41,11 @@ enum TestDatabase {
 /// Runs `body` with a pool and closes it afterwards, whatever happens.
 @discardableResult
 func withPool<T: Sendable>(
-    maxConnections: Int = 4, acquireTimeout: Duration = .seconds(5),
+    maxConnections: Int = 4, acquireTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil,
     _ body: (PostgresPool) async throws -> T
 ) async throws -> T {
-    let pool = try TestDatabase.pool(maxConnections: maxConnections, acquireTimeout: acquireTimeout)
+    let pool = try TestDatabase.pool(
+        maxConnections: maxConnections, acquireTimeout: acquireTimeout, statementTimeout: statementTimeout)
     do {
         let result = try await body(pool)
         await pool.close()

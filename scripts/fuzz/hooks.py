@@ -149,9 +149,25 @@ def _cells(box, zoom):
     return (math.ceil(width / 360 * size) + 1) * (math.ceil((_mercator_y(min_lat) - _mercator_y(max_lat)) * size) + 1)
 
 
+MAXIMUM_CELLS = 10_000
+
+
+def _has_trigram(text):
+    """Whether `q` has a run of 3 letters or digits, which the trigram indexes need (else 422)."""
+    run = 0
+    for character in text:
+        run = run + 1 if character.isalnum() else 0
+        if run >= 3:
+            return True
+    return False
+
+
 def _repair_query(path, query):
     if "in" in query and "q" not in query:
         del query["in"]
+    if isinstance(query.get("q"), str) and query.get("in") != "username" and not _has_trigram(query["q"]):
+        # A q no trigram index can serve is `422 query_too_broad`, whatever else the query says.
+        query["q"] = (query["q"] + "abc")[-100:] if query["q"] else "abc"
     if "radius_m" in query and "near" not in query:
         del query["radius_m"]
     # A cursor is only ever valid as the next_cursor of the same query.
@@ -168,7 +184,7 @@ def _repair_query(path, query):
             zoom = query.get("zoom")
             if path == "/v1/notes/clusters" and (isinstance(zoom, int) or (isinstance(zoom, str) and zoom.isdigit())):
                 zoom = int(zoom)
-                while zoom > 0 and _cells(box, zoom) > 1 << 20:
+                while zoom > 0 and _cells(box, zoom) > MAXIMUM_CELLS:
                     zoom -= 1
                 query["zoom"] = zoom
 

@@ -38,15 +38,10 @@ struct EventsController {
         }
 
         let subscription = try hub.subscribe(tenantID: identity.tenantID, userID: identity.userID)
-        // The slot lives exactly as long as the client: one that sends the request and leaves
-        // (shuts its socket, or only its side of it) frees it now, not at the next heartbeat,
-        // and the connection is closed, which ends the stream's pending wait or write.
-        let channel = context.channel
-        channel.closeFuture.whenComplete { [hub] _ in hub.unsubscribe(subscription.id) }
-        await ClientConnectionWatcher.of(channel)?.whenClientGone { [hub] in
-            hub.unsubscribe(subscription.id)
-            channel.close(promise: nil)
-        }
+        // The slot lives exactly as long as the connection. A client that sends the request
+        // and leaves (shuts its socket, or only its side of it) has its connection closed by
+        // `ClientHangup` at once, so the slot is free now, not at the next heartbeat.
+        context.channel.closeFuture.whenComplete { [hub] _ in hub.unsubscribe(subscription.id) }
         let start: Int64
         let reset: EventLog.ResetReason?
         do {

@@ -103,4 +103,19 @@ public struct AppError: Error, Sendable, Equatable {
             .serviceUnavailable, code: "unavailable", title: "Service unavailable",
             detail: "the service is temporarily overloaded or cannot reach its database", retryAfter: retryAfter)
     }
+
+    /// A request that ran past its deadline, or whose statement ran past the statement
+    /// timeout, and was cancelled: `503 unavailable`, as for an overloaded service, since
+    /// retrying later may well work; a request that could never finish in time is refused
+    /// up front instead (`422 query_too_broad`).
+    public static let deadlineExceeded = AppError(
+        .serviceUnavailable, code: "unavailable", title: "Service unavailable",
+        detail: "the request took longer than the service allows and was cancelled; retry later, or narrow it",
+        retryAfter: 2)
+
+    /// A user, tenant or client address past its share of the database or of password
+    /// hashing for longer than the share queue timeout (`FairShares`).
+    public static let shareExceeded = AppError(
+        .tooManyRequests, code: "rate_limited", title: "Too many requests",
+        detail: "too many requests at once from this user, tenant or address; retry after 1 second", retryAfter: 1)
 }

@@ -63,6 +63,11 @@ struct ProblemMiddleware: RouterMiddleware {
             var response = Self.response(for: .malformed("the request is not valid HTTP/1.1 (\(error))"), requestID: context.requestID)
             response.headers[.connection] = "close"
             return response
+        case let error as PostgresError where error.isCancellation:
+            // The statement timeout, or a cancelled request (deadline, client gone).
+            Self.countDatabaseError(error)
+            context.logger.warning("statement cancelled", metadata: ["error": .string(String(reflecting: error))])
+            problem = .deadlineExceeded
         case let error as PostgresError where error.isUnavailable:
             Self.countDatabaseError(error)
             context.logger.warning("database unavailable", metadata: ["error": .string(String(reflecting: error))])

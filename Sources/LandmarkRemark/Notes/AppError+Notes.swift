@@ -13,4 +13,12 @@ extension AppError {
     static let preconditionFailed = AppError(
         .preconditionFailed, code: "precondition_failed", title: "Precondition failed",
         detail: "If-Match does not match the note's current ETag; fetch the note again")
+
+    /// A request the database could not answer within the statement timeout, refused before
+    /// it runs: `detail` says what to narrow.
+    static func queryTooBroad(field: String, _ message: String) -> AppError {
+        AppError(
+            .unprocessableContent, code: "query_too_broad", title: "Query too broad", detail: "\(field) \(message)",
+            errors: [FieldError(field: field, message: message)])
+    }
 }

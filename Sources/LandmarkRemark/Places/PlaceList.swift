@@ -124,6 +124,6 @@ extension NoteFilters {
         for name in ["in", "author", "place_id"] where parameters.contains(name) {
             throw AppError.malformed("\(name) is not a known query parameter here")
         }
-        try self.init(&parameters)
+        try self.init(&parameters, searchesNotes: false)
     }
 }

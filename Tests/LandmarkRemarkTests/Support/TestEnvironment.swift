@@ -33,6 +33,12 @@ enum TestEnvironment {
         configuration.scrypt = .init(logN: 4, r: 8, p: 1)
         configuration.poolSize = 4
         configuration.port = 0
+        // Suites run at once on a small machine, and NotesPlanTests locks notes while it seeds
+        // 100,000 of them: generous bounds keep unrelated suites from timing out behind it.
+        // The suites about the bounds (BoundedWorkTests) set their own, short ones.
+        configuration.statementTimeout = .seconds(60)
+        configuration.requestTimeout = .seconds(120)
+        configuration.shareQueueTimeout = .seconds(60)
         adjust(&configuration)
         return configuration
     }

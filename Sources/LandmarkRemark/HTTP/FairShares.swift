@@ -1,0 +1,108 @@
+import Admission
+import Hummingbird
+import Postgres
+
+/// How much of the database pool and of password hashing one caller may hold at once, so
+/// that one user, tenant or client address flooding the service leaves the others served.
+///
+/// - Database connections: per user and per tenant, held only while a connection is
+///   borrowed (`PostgresPool.admission`). Before authentication only the tenant named by
+///   `X-Tenant` counts: the client address would put every user behind one proxy (or one
+///   NAT) in one share, and what runs before authentication is short (a token lookup, a
+///   tenant lookup). An event stream borrows for each short read, outside its request's
+///   scope, so it holds no share for its life.
+/// - Password hashing: per client address and per tenant.
+///
+/// Past its share a caller waits, in arrival order, up to `LR_SHARE_QUEUE_TIMEOUT_MS`, then
+/// gets `429 rate_limited` with `Retry-After`.
+struct FairShares: Sendable {
+    let connectionsPerUser: Int
+    let connectionsPerTenant: Int
+    let hashesPerAddress: Int
+    let hashesPerTenant: Int
+    let database: KeyedLimiter<String>
+    let hashing: KeyedLimiter<String>
+
+    init(configuration: AppConfiguration) {
+        func share(_ percent: Int, of total: Int) -> Int { max(1, total * percent / 100) }
+        connectionsPerUser = share(configuration.dbSharePerUserPercent, of: configuration.poolSize)
+        connectionsPerTenant = share(configuration.dbSharePerTenantPercent, of: configuration.poolSize)
+        hashesPerAddress = configuration.hashSharePerAddress
+        hashesPerTenant = share(configuration.hashSharePerTenantPercent, of: configuration.hashConcurrency)
+        database = KeyedLimiter(queueTimeout: configuration.shareQueueTimeout)
+        hashing = KeyedLimiter(queueTimeout: configuration.shareQueueTimeout)
+    }
+
+    /// Who the current request is, for its shares; set by `FairShareMiddleware`.
+    struct Claimant: Sendable {
+        /// `user:<tenant id>:<user id>`, once authenticated.
+        let user: String?
+        let address: String
+        /// The tenant's slug: the token's, else `X-Tenant` (unchecked: it only names a key).
+        let tenant: String?
+
+        init(identity: Identity?, tenantHeader: String?, address: String) {
+            user = identity.map { "user:\($0.tenantID):\($0.userID)" }
+            self.address = address
+            tenant = identity?.tenantSlug ?? tenantHeader.flatMap { $0.isEmpty ? nil : $0 }
+        }
+    }
+
+    @TaskLocal static var claimant: Claimant?
+
+    func databaseClaims(_ claimant: Claimant) -> [KeyedLimiter<String>.Claim] {
+        (claimant.user.map { [.init($0, limit: connectionsPerUser)] } ?? [])
+            + (claimant.tenant.map { [.init("tenant:" + $0, limit: connectionsPerTenant)] } ?? [])
+    }
+
+    func hashingClaims(_ claimant: Claimant) -> [KeyedLimiter<String>.Claim] {
+        [.init("address:" + claimant.address, limit: hashesPerAddress)]
+            + (claimant.tenant.map { [.init("tenant:" + $0, limit: hashesPerTenant)] } ?? [])
+    }
+
+    /// The pool's admission for `claimant`'s connections.
+    func databaseAdmission(for claimant: Claimant) -> PostgresPool.Admission {
+        let claims = databaseClaims(claimant)
+        return { [database] in
+            try await Self.admit { try await database.acquire(claims) }
+            return { database.release(claims) }
+        }
+    }
+
+    /// Runs a password hash within the current request's hashing share (none outside a request).
+    func withHashingShare<T>(_ body: () async throws -> T) async throws -> T {
+        guard let claimant = Self.claimant else { return try await body() }
+        let claims = hashingClaims(claimant)
+        try await Self.admit { try await hashing.acquire(claims) }
+        defer { hashing.release(claims) }
+        return try await body()
+    }
+
+    private static func admit(_ acquire: () async throws -> Void) async throws {
+        do {
+            try await acquire()
+        } catch KeyedLimiter<String>.Failure.busy {
+            throw AppError.shareExceeded
+        } catch KeyedLimiter<String>.Failure.closed {
+            throw AppError.unavailable()
+        }
+    }
+}
+
+/// Sets the request's claimant and the database pool's admission for it. Added once for all
+/// routes (the client address and `X-Tenant`) and again behind `Authenticator` (the user).
+struct FairShareMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+
+    let shares: FairShares
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let claimant = FairShares.Claimant(
+            identity: context.identity, tenantHeader: request.headers[.xTenant], address: context.clientAddress)
+        return try await FairShares.$claimant.withValue(claimant) {
+            try await PostgresPool.$admission.withValue(shares.databaseAdmission(for: claimant)) {
+                try await next(request, context)
+            }
+        }
+    }
+}

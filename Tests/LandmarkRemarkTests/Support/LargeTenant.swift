@@ -1,0 +1,120 @@
+import Foundation
+import HummingbirdTesting
+import Postgres
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One tenant with 200,000 notes all over the world, made once per test process for the
+/// suites about bounded work (BoundedWorkTests, FairShareTests).
+enum LargeTenant {
+    static let noteCount = 200_000
+
+    struct World: Sendable {
+        let tenant: String
+        /// The author of every note.
+        let author: Account
+        /// Two of the author's notes, for tests that lock one each.
+        let noteID: String
+        let otherNoteID: String
+    }
+
+    static let world = Task { try await seed() }
+
+    /// Seeded like NotesPlanTests: one INSERT … SELECT generate_series as the owner, with the
+    /// event trigger off inside that transaction (it takes a lock that stops writes, not reads).
+    private static func seed() async throws -> World {
+        let tenant = try await TestEnvironment.makeTenant()
+        let author = Mutex<Account?>(nil)
+        try await withApp { client in
+            let account = try await client.signup("author", tenant: tenant)
+            author.withLock { $0 = account }
+        }
+        let account = try #require(author.withLock { $0 })
+        let tenantID = try await NotesFixture.tenantID(tenant)
+        let userID = try #require(Int64(account.userID))
+        let noteID = try await TestEnvironment.withOwnerPool { pool in
+            try await pool.withTransaction { connection in
+                try await connection.query("SELECT setseed(0.5)")
+                try await connection.query("ALTER TABLE notes DISABLE TRIGGER USER")
+                try await connection.query("""
+                    INSERT INTO notes (tenant_id, user_id, body, location, visibility)
+                    SELECT \(tenantID), \(userID),
+                           (ARRAY['coffee', 'harbour', 'bridge', 'beach', 'market', 'garden'])[1 + g % 6] || ' note ' || g,
+                           ST_SetSRID(ST_MakePoint(-180 + random() * 360, -80 + random() * 160), 4326)::geography, 'public'
+                    FROM generate_series(1, \(Self.noteCount)) g
+                    """)
+                try await connection.query("ALTER TABLE notes ENABLE TRIGGER USER")
+            }
+            try await pool.query("ANALYZE notes")
+            return try await pool.query("SELECT min(id) FROM notes WHERE tenant_id = \(tenantID)")[0].decode(Int64.self, column: 0)
+        }
+        return World(tenant: tenant, author: account, noteID: String(noteID), otherNoteID: String(noteID + 1))
+    }
+
+    /// Runs `body` while an owner's transaction holds `FOR UPDATE` on the note, so a `PATCH`
+    /// of it waits inside the server; `body` gets the owner backend's pid.
+    static func withNoteLocked(_ noteID: String, _ body: @Sendable (Int) async throws -> Void) async throws {
+        try await TestEnvironment.withOwnerPool { pool in
+            try await pool.withTransaction { connection in
+                try await connection.query("SELECT 1 FROM notes WHERE id = \(Int64(noteID)!) FOR UPDATE")
+                let pid = try await connection.query("SELECT pg_backend_pid()::int8")[0].decode(Int.self, column: 0)
+                try await body(pid)
+            }
+        }
+    }
+
+    /// Backends waiting for the lock `pid` holds.
+    static func waitingBehind(_ pid: Int) async throws -> Int {
+        try await TestEnvironment.ownerScalar(
+            "SELECT count(*)::int8 FROM pg_stat_activity WHERE \(Int64(pid))::int4 = ANY(pg_blocking_pids(pid))", as: Int.self)
+    }
+
+    /// Polls until `condition` holds or `timeout` passes; true if it held.
+    static func within(_ timeout: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try await condition()
+    }
+}
+
+/// A request written on a plain socket, so the test can hang up while the server works.
+final class RawHTTPClient: Sendable {
+    private let socket: Int32
+
+    init(port: Int, request: String) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { Glibc.close(socket); throw SSEClient.SSEError.connect }
+        _ = request.withCString { send(socket, $0, strlen($0), 0) }
+    }
+
+    /// Closes the socket as a client that gives up does: the server reads end of input.
+    func hangUp() { Glibc.close(socket) }
+}
+
+extension TestClientProtocol {
+    /// The pool's connections lent out, from `/metrics`.
+    func connectionsInUse() async throws -> Int? { try await gauge("lr_db_pool_in_use") }
+
+    /// Password hashes running, from `/metrics`.
+    func hashingInFlight() async throws -> Int? { try await gauge("lr_password_hashing_in_flight") }
+
+    private func gauge(_ name: String) async throws -> Int? {
+        let text = try await call(.get, "/metrics").body
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) }
+    }
+}
