@@ -54,6 +54,28 @@ extension EventsTests {
         let (three, touchedThree) = try await read(after: head, upTo: newHead)
         #expect(three.position == newHead)
         #expect(touchedThree <= 3)
+        // Through the tenant's own index, whatever other tenants wrote in between, also now
+        // that the statistics say this tenant holds most of the log.
+        try await TestEnvironment.withOwnerPool { try await $0.query("ANALYZE events") }
+        let plan = try await pool.withTenant(tenantID) { connection in
+            var explain = "EXPLAIN (FORMAT JSON) " + EventLog.windowStatement(
+                tenantID: tenantID, viewerID: userID, after: head, end: newHead, box: emptyOcean)
+            explain.prepared = false
+            return try await connection.query(explain)[0].decode(String.self, column: 0)
+        }
+        #expect(plan.contains("events_pkey") && !plan.contains("events_log_order"), "\(plan)")
+        // And the generic plan a prepared statement settles on after five runs.
+        let statement = EventLog.windowStatement(tenantID: tenantID, viewerID: userID, after: head, end: newHead, box: nil)
+        let generic = try await pool.withTenant(tenantID) { connection in
+            try await connection.execute(unsafeSQL: "SET LOCAL plan_cache_mode = force_generic_plan")
+            try await connection.execute(unsafeSQL: "PREPARE window_read AS " + statement.sql)
+            let rows = try await connection.execute(unsafeSQL: """
+                EXPLAIN (FORMAT JSON) EXECUTE window_read(\(tenantID), \(head), \(newHead), \(userID), \(userID), \(EventLog.batchSize))
+                """)
+            try await connection.execute(unsafeSQL: "DEALLOCATE window_read")
+            return try rows[0].decode(String.self, column: 0)
+        }
+        #expect(generic.contains("events_pkey") && !generic.contains("events_log_order"), "\(generic)")
     }
 
     /// Finding 1, live: a stream whose viewport matches nothing still moves its position

@@ -42,18 +42,7 @@ struct EventLog: Sendable {
     ) async throws -> Batch {
         let end = min(upTo, after + Self.window)
         guard end > after else { return Batch(entries: [], position: after) }
-        var query: PostgresQuery = """
-            SELECT e.id, e.kind, e.object_id, e.owner_id, e.became_public
-            FROM events e
-            WHERE e.tenant_id = \(tenantID) AND e.id > \(after) AND e.id <= \(end)
-              AND (e.audience = 'all' OR (e.audience = 'owner' AND e.owner_id = \(viewerID))
-                   OR (e.audience = 'others' AND e.owner_id IS DISTINCT FROM \(viewerID)))
-            """
-        if let box {
-            query.append(" AND \(box.condition(latitude: "e.lat", longitude: "e.lng"))")
-        }
-        query.append(" ORDER BY e.id LIMIT \(Self.batchSize)")
-        let rows = try await reads.query(query)
+        let rows = try await reads.query(Self.windowStatement(tenantID: tenantID, viewerID: viewerID, after: after, end: end, box: box))
         var events: [(id: Int64, kind: String, object: Int64, owner: Int64?, becamePublic: Bool)] = []
         for row in rows {
             let (id, kind, object, owner, becamePublic) = try row.decode((Int64, String, Int64, Int64?, Bool).self)
@@ -82,6 +71,23 @@ struct EventLog: Sendable {
             }
         }
         return Batch(entries: entries, position: position)
+    }
+
+    /// The events of one window, through the primary key `(tenant_id, id)`, which holds only
+    /// the tenant's ids (the horizon's index, on `id + 0`, cannot serve it: migration 0008).
+    static func windowStatement(tenantID: Int64, viewerID: Int64, after: Int64, end: Int64, box: BoundingBox?) -> PostgresQuery {
+        var query: PostgresQuery = """
+            SELECT e.id, e.kind, e.object_id, e.owner_id, e.became_public
+            FROM events e
+            WHERE e.tenant_id = \(tenantID) AND e.id > \(after) AND e.id <= \(end)
+              AND (e.audience = 'all' OR (e.audience = 'owner' AND e.owner_id = \(viewerID))
+                   OR (e.audience = 'others' AND e.owner_id IS DISTINCT FROM \(viewerID)))
+            """
+        if let box {
+            query.append(" AND \(box.condition(latitude: "e.lat", longitude: "e.lng"))")
+        }
+        query.append(" ORDER BY e.id LIMIT \(Self.batchSize)")
+        return query
     }
 
     /// The notes among `ids` that `viewer` may see now, as `GET /v1/notes/{id}` writes them.

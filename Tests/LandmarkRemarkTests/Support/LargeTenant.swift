@@ -89,15 +89,7 @@ final class RawHTTPClient: Sendable {
     private let socket: Int32
 
     init(port: Int, request: String) throws {
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { Glibc.close(socket); throw SSEClient.SSEError.connect }
+        socket = try connectLoopback(port: port)
         _ = request.withCString { send(socket, $0, strlen($0), 0) }
     }
 
