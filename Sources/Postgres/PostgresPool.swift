@@ -108,14 +108,21 @@ public final class PostgresPool: Sendable, Service {
     /// (`$admission.withValue`): the service bounds each user's and tenant's share of the pool
     /// this way. It returns what gives the share back, called once the connection is returned.
     /// A connection borrowed inside another's `withConnection` in the same task passes freely.
-    public typealias Admission = @Sendable () async throws -> @Sendable () -> Void
+    ///
+    /// A struct around the closure, not the closure itself: a task-local whose value is a
+    /// function type crashed in release builds (Swift 6.3: `swift_task_localValuePush` read
+    /// the value's type metadata from a null pointer on the first request; debug builds ran).
+    public struct Admission: Sendable {
+        public let admit: @Sendable () async throws -> @Sendable () -> Void
+        public init(_ admit: @escaping @Sendable () async throws -> @Sendable () -> Void) { self.admit = admit }
+    }
     @TaskLocal public static var admission: Admission?
     @TaskLocal private static var admitted = false
 
     /// Lends a connection to `body` and takes it back afterwards, whatever happens.
     public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         guard let admission = Self.admission, !Self.admitted else { return try await lend(body) }
-        let giveBack = try await admission()
+        let giveBack = try await admission.admit()
         defer { giveBack() }
         return try await Self.$admitted.withValue(true) { try await lend(body) }
     }

@@ -166,7 +166,7 @@ import Testing
     /// and a refusal reaches the caller with no connection taken.
     @Test func admittedOncePerBorrowingAndGivenBack() async throws {
         let counts = Mutex((admitted: 0, givenBack: 0))
-        let admission: PostgresPool.Admission = {
+        let admission = PostgresPool.Admission {
             counts.withLock { $0.admitted += 1 }
             return { counts.withLock { $0.givenBack += 1 } }
         }
@@ -182,7 +182,7 @@ import Testing
             #expect(counts.withLock { $0 } == (2, 2))
             struct Refused: Error {}
             await #expect(throws: Refused.self) {
-                try await PostgresPool.$admission.withValue({ throw Refused() }) { try await pool.query("SELECT 4") }
+                try await PostgresPool.$admission.withValue(PostgresPool.Admission { throw Refused() }) { try await pool.query("SELECT 4") }
             }
             #expect(pool.statistics.inUse == 0)
         }

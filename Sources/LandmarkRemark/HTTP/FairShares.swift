@@ -63,7 +63,7 @@ struct FairShares: Sendable {
     /// The pool's admission for `claimant`'s connections.
     func databaseAdmission(for claimant: Claimant) -> PostgresPool.Admission {
         let claims = databaseClaims(claimant)
-        return { [database] in
+        return PostgresPool.Admission { [database] in
             try await Self.admit { try await database.acquire(claims) }
             return { database.release(claims) }
         }
