@@ -12,15 +12,18 @@
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
 \set id random(1, 1000000)
-SELECT tenant_id, tenant_slug, user_id, username, session_id
-	FROM authenticate_access_token('\xd2b49fad955d7001b7095c5bcf763ed0ff7948ef106abcb5765d17f23c9efcc1');
 \startpipeline
-SELECT set_config('app.tenant_id', '1', true);
+SELECT set_config('statement_timeout', '5000', true);
+SELECT tenant_id, tenant_slug, user_id, username, session_id
+	FROM authenticate_access_token('\xb22fb20fe55ed0002e45f19dd85b2e7bc221dd342810ba0193e20cd1ab20503f');
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true), set_config('app.tenant_id', '1', true);
 SELECT u.id FROM tenant_users u
 	WHERE u.tenant_id = (1) AND u.username ILIKE '%coffee%';
 \endpipeline
 \startpipeline
-SELECT set_config('app.tenant_id', '1', true);
+SELECT set_config('statement_timeout', '5000', true), set_config('app.tenant_id', '1', true);
 WITH walked AS MATERIALIZED (
 	    SELECT n.* FROM (
 	        SELECT n.* FROM tenant_notes n
