@@ -99,7 +99,7 @@ struct LoginThrottle: Sendable {
             throw AppError.rateLimited(retryAfter: max(1, try blocked.first?.decode(Int?.self, column: 0) ?? 1))
         }
         return Attempt(
-            user: try UserStore.decode(row, from: 3), pairKey: try row.decode(String.self, column: 2), keys: keys, address: bucket)
+            user: try UserStore.decodeIfPresent(row, from: 3), pairKey: try row.decode(String.self, column: 2), keys: keys, address: bucket)
     }
 
     /// `CASE` giving `blocked_until` for a key that has reached `count`: blocked once at its limit.

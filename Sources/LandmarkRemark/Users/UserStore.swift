@@ -16,17 +16,18 @@ struct UserRecord: Sendable {
 struct UserStore: Sendable {
     static let columns: PostgresQuery = "id, username, email, password_hash, created_at"
 
-    static func decode(_ row: PostgresRow) throws -> UserRecord {
-        let (id, username, email, hash, created) = try row.decode((Int64, String, String?, String, Date).self)
-        return UserRecord(id: id, username: username, email: email, passwordHash: hash, createdAt: created)
+    /// Reads `columns` starting at column `first` (0: a row of `columns` alone).
+    static func decode(_ row: PostgresRow, from first: Int = 0) throws -> UserRecord {
+        UserRecord(
+            id: try row.decode(Int64.self, column: first), username: try row.decode(String.self, column: first + 1),
+            email: try row.decode(String?.self, column: first + 2), passwordHash: try row.decode(String.self, column: first + 3),
+            createdAt: try row.decode(Date.self, column: first + 4))
     }
 
-    /// Reads `columns` starting at column `first`; nil when the id there is NULL (no user joined).
-    static func decode(_ row: PostgresRow, from first: Int) throws -> UserRecord? {
-        guard let id = try row.decode(Int64?.self, column: first) else { return nil }
-        return UserRecord(
-            id: id, username: try row.decode(String.self, column: first + 1), email: try row.decode(String?.self, column: first + 2),
-            passwordHash: try row.decode(String.self, column: first + 3), createdAt: try row.decode(Date.self, column: first + 4))
+    /// The same where the user may be missing (a left join): nil when the id there is NULL.
+    static func decodeIfPresent(_ row: PostgresRow, from first: Int) throws -> UserRecord? {
+        guard try row.decode(Int64?.self, column: first) != nil else { return nil }
+        return try decode(row, from: first)
     }
 
     /// Inserts a user; a case-insensitive clash becomes `409 username_taken` or `email_taken`.
@@ -61,7 +62,7 @@ struct UserStore: Sendable {
         let rows = try await connection.query("""
             SELECT \(Self.columns) FROM users WHERE tenant_id = \(tenantID) AND id = \(id) AND disabled_at IS NULL
             """)
-        return try rows.first.map(Self.decode)
+        return try rows.first.map { try Self.decode($0) }
     }
 
     func updateEmail(tenantID: Int64, id: Int64, email: String?, on connection: PostgresConnection) async throws {
