@@ -90,14 +90,15 @@ struct EventLog: Sendable {
         return query
     }
 
-    /// The notes among `ids` that `viewer` may see now, as `GET /v1/notes/{id}` writes them.
+    /// The notes among `ids` that `viewer` may see now, as `GET /v1/notes/{id}` writes them
+    /// (`tenant_notes` hides a disabled author's notes: migration 0010).
     private func currentNotes(_ ids: [Int64], tenantID: Int64, viewerID: Int64, on reads: some PostgresQuerying) async throws -> [Int64: [UInt8]] {
         guard !ids.isEmpty else { return [:] }
         let rows = try await reads.query("""
             SELECT \(Note.columns)
             FROM tenant_notes n
             JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
-            WHERE n.tenant_id = \(tenantID) AND n.id = ANY(\(ids)) AND u.disabled_at IS NULL
+            WHERE n.tenant_id = \(tenantID) AND n.id = ANY(\(ids))
               AND (n.visibility = 'public' OR n.user_id = \(viewerID))
             """)
         var notes: [Int64: [UInt8]] = [:]
