@@ -12,78 +12,62 @@ public func buildApplication(
     logger: Logger,
     registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
 ) async throws -> some ApplicationProtocol {
-    let services = try await makeServices(configuration: configuration, logger: logger)
-    let router = buildRouter(services: services, registry: registry)
+    let parts = try await AppParts(configuration: configuration, logger: logger)
+    let router = buildRouter(parts, registry: registry)
     return Application(
         router: router,
         // Tells a request in progress that its client went away (RequestDeadlineMiddleware).
         server: .http1(configuration: .init(additionalChannelHandlers: [ClientHangup()])),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
         services: [
-            services.pool, HashingPoolService(pool: services.hashing), services.events,
-            RetentionService(pool: services.pool, interval: configuration.retentionInterval, logger: logger),
+            parts.pool, HashingPoolService(pool: parts.hashingPool), parts.events,
+            RetentionService(pool: parts.pool, interval: configuration.retentionInterval, logger: logger),
         ],
         logger: logger)
 }
 
-func makeServices(configuration: AppConfiguration, logger: Logger) async throws -> AppServices {
-    let pool = try PostgresPool(
-        configuration: .init(
-            conninfo: try configuration.requireDatabaseURL(),
-            maxConnections: configuration.poolSize,
-            acquireTimeout: configuration.poolAcquireTimeout,
-            statementTimeout: configuration.statementTimeout),
-        logger: logger)
-    let hashing = HashingPool(maxConcurrent: configuration.hashConcurrency, queueTimeout: configuration.hashQueueTimeout)
-    hashing.start()
-    let migrator = try PostgresMigrator(directory: URL(fileURLWithPath: configuration.migrationsDirectory))
-    let dummy = try await hashing.hash(password: Tokens.randomToken(prefix: "dummy_"), parameters: configuration.scrypt)
-    let events = EventHub(
-        pool: pool, perUser: configuration.eventStreamsPerUser, perProcess: configuration.eventStreamsPerProcess,
-        heartbeat: configuration.eventHeartbeat, pollInterval: configuration.eventPollInterval, logger: logger)
-    return AppServices(
-        configuration: configuration,
-        pool: pool,
-        hashing: hashing,
-        migrator: migrator,
-        tenants: TenantStore(pool: pool),
-        sessions: SessionStore(
-            accessTokenLifetime: configuration.accessTokenLifetime,
-            refreshTokenLifetime: configuration.refreshTokenLifetime,
-            refreshGraceSeconds: configuration.refreshGraceSeconds),
-        throttle: LoginThrottle(
-            failuresPerPair: configuration.loginFailuresPerUser,
-            failuresPerAccount: configuration.loginFailuresPerAccount,
-            failuresPerAddress: configuration.loginFailuresPerAddress),
-        dummyPasswordHash: dummy,
-        events: events,
-        shares: FairShares(configuration: configuration))
-}
-
-func buildRouter(services: AppServices, registry: PrometheusCollectorRegistry) -> Router<AppRequestContext> {
+func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Router<AppRequestContext> {
+    let configuration = parts.configuration
     let router = Router(context: AppRequestContext.self)
-    // Outermost first: metrics see the final status, after problems are rendered.
+    // Outermost first: metrics see the final status; the request id and client address are
+    // known to everything inside; the access log sees the problem a failure became.
     router.add(middleware: MetricsMiddleware())
-    router.add(middleware: ProblemMiddleware(trustedProxies: services.configuration.trustedProxies))
-    router.add(middleware: RequestDeadlineMiddleware(timeout: services.configuration.requestTimeout))
-    router.add(middleware: FairShareMiddleware(shares: services.shares))
+    router.add(middleware: RequestIDMiddleware())
+    router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
+    router.add(middleware: AccessLogMiddleware())
+    router.add(middleware: ProblemMiddleware())
+    router.add(middleware: RequestDeadlineMiddleware(timeout: configuration.requestTimeout))
+    router.add(middleware: FairShareMiddleware(shares: parts.shares))
 
-    OperationsController(services: services, registry: registry).register(on: router)
-    OpenAPIController(path: services.configuration.openAPIPath).register(on: router)
+    OperationsController(
+        pool: parts.pool, migrator: parts.migrator, hashing: parts.hashingPool, events: parts.events, registry: registry
+    ).register(on: router)
+    OpenAPIController(path: configuration.openAPIPath).register(on: router)
 
-    let auth = AuthController(services: services)
-    let users = UsersController(services: services, auth: auth)
+    let limit = configuration.bodyLimitBytes
+    let auth = AuthController(
+        pool: parts.pool, tenants: parts.tenants, users: parts.users, sessions: parts.sessions, login: parts.login,
+        hashing: parts.hashing, bodyLimit: limit)
+    let users = UsersController(
+        pool: parts.pool, tenants: parts.tenants, users: parts.users, sessions: parts.sessions, login: parts.login,
+        hashing: parts.hashing, bodyLimit: limit)
+    let notes = NotesController(pool: parts.pool, store: parts.notes, bodyLimit: limit)
+    let places = PlacesController(pool: parts.pool, store: parts.places, bodyLimit: limit)
+    let events = EventsController(
+        pool: parts.pool, hub: parts.events, log: EventLog(notes: parts.notes, places: parts.places),
+        limits: .init(
+            replayMax: configuration.eventReplayMax, replayPerSecond: configuration.eventReplayRate,
+            writeTimeout: configuration.eventWriteTimeout))
+
     let v1 = router.group("v1")
     v1.addRoutes(auth.endpoints, atPath: "auth")
-
-    let authenticated = v1.group().add(middleware: Authenticator(pool: services.pool))
-        .add(middleware: FairShareMiddleware(shares: services.shares))
+    let authenticated = v1.group().add(middleware: Authenticator(pool: parts.pool))
+        .add(middleware: FairShareMiddleware(shares: parts.shares))
     authenticated.addRoutes(auth.authenticatedEndpoints, atPath: "auth")
     authenticated.addRoutes(users.meEndpoints, atPath: "me")
     authenticated.addRoutes(users.userEndpoints, atPath: "users")
-    authenticated.addRoutes(PlacesController(services: services).endpoints, atPath: "places")
-    authenticated.addRoutes(EventsController(pool: services.pool, hub: services.events, configuration: services.configuration).endpoints, atPath: "events")
-    let notes = NotesController(services: services)
+    authenticated.addRoutes(places.endpoints, atPath: "places")
+    authenticated.addRoutes(events.endpoints, atPath: "events")
     authenticated.addRoutes(notes.endpoints, atPath: "notes")
     authenticated.addRoutes(notes.userEndpoints, atPath: "users")
     return router

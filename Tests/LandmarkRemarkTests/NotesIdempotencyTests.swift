@@ -91,7 +91,8 @@ import Testing
         try await withApp { client in
             let alice = try await client.signup("alice", tenant: tenant)
             let json: [String: JSONValue] = ["body": .string("slow"), "lat": .number(1), "lng": .number(1)]
-            let fingerprint = try NoteDraft(JSONObjectReader(json)).fingerprint
+            var reader = JSONObjectReader(json)
+            let fingerprint = try #require(NoteDraft(reading: &reader, rules: ())).fingerprint
             let tenantID = try await NotesFixture.tenantID(tenant)
             // Another replica's request holds the key and has not answered yet.
             try await TestEnvironment.withOwnerPool { pool in

@@ -120,20 +120,20 @@ import Testing
             var near = NoteFilters()
             near.near = .init(lat: 0, lng: 0)
             let forged: [(String, String)] = [
-                ("/v1/notes?limit=200", NoteCursor(key: .newest(createdMicros: (1 << 53) - 1, id: Int64.max)).encoded(fingerprint: fingerprint)),
-                ("/v1/notes?limit=200", NoteCursor(key: .newest(createdMicros: 0, id: 1)).encoded(fingerprint: fingerprint)),
-                ("/v1/notes?near=0,0&limit=200", NoteCursor(key: .nearest(distance: 0, id: 1)).encoded(fingerprint: near.fingerprint)),
+                ("/v1/notes?limit=200", KeysetCursor(key: .newest(createdMicros: (1 << 53) - 1, id: Int64.max)).encoded(fingerprint: fingerprint)),
+                ("/v1/notes?limit=200", KeysetCursor(key: .newest(createdMicros: 0, id: 1)).encoded(fingerprint: fingerprint)),
+                ("/v1/notes?near=0,0&limit=200", KeysetCursor(key: .nearest(distance: 0, id: 1)).encoded(fingerprint: near.fingerprint)),
             ]
             for (path, cursor) in forged {
                 let page = try await client.page(path + "&cursor=\(cursor)", token: alice.accessToken)
                 #expect(page.items.allSatisfy { ($0["author"] as? [String: Any])?["username"] as? String == "alice" })
             }
             for (key, nearest) in [
-                (NoteCursor.Key.nearest(distance: -1, id: 1), true), (.nearest(distance: .infinity, id: 1), true),
+                (KeysetCursor.Key.nearest(distance: -1, id: 1), true), (.nearest(distance: .infinity, id: 1), true),
                 (.nearest(distance: .nan, id: 1), true), (.newest(createdMicros: -1, id: 1), false),
                 (.newest(createdMicros: Int64.max, id: 1), false), (.newest(createdMicros: 0, id: 0), false),
             ] {
-                let encoded = NoteCursor(key: key).encoded(fingerprint: nearest ? near.fingerprint : fingerprint)
+                let encoded = KeysetCursor(key: key).encoded(fingerprint: nearest ? near.fingerprint : fingerprint)
                 let path = nearest ? "/v1/notes?near=0,0&cursor=\(encoded)" : "/v1/notes?cursor=\(encoded)"
                 let response = try await client.call(.get, path, token: alice.accessToken)
                 #expect(response.status == .badRequest, "\(key)")

@@ -54,6 +54,19 @@ import Testing
         return (tenantID, viewerID)
     }
 
+    /// The request with its username matches looked up, as `NoteStore` does before its statement.
+    static func resolved(_ list: NoteList, tenantID: Int64, on connection: some PostgresQuerying) async throws -> NoteList {
+        var list = list
+        list.filters = try await NoteStore().resolvingUsernames(list.filters, tenantID: tenantID, on: connection)
+        return list
+    }
+
+    static func resolved(_ clusters: NoteClusters, tenantID: Int64, on connection: some PostgresQuerying) async throws -> NoteClusters {
+        var clusters = clusters
+        clusters.filters = try await NoteStore().resolvingUsernames(clusters.filters, tenantID: tenantID, on: connection)
+        return clusters
+    }
+
     /// `EXPLAIN` of the list statement for `query`, as the service's role with the tenant set.
     static func plan(
         _ query: String, tenantID: Int64, viewerID: Int64, clusters: Bool = false, places: Bool = false, analyze: Bool = false
@@ -67,11 +80,11 @@ import Testing
             let rows = try await pool.withTransaction(settings: [("app.tenant_id", String(tenantID))]) { connection in
                 // The service's own steps: usernames first, then the statement.
                 var statement: PostgresQuery = if let placeList {
-                    placeList.statement(tenantID: tenantID, viewerID: viewerID)
+                    PlaceStore.statement(placeList, tenantID: tenantID, viewerID: viewerID)
                 } else if let list {
-                    try await list.resolved(tenantID: tenantID, on: connection).statement(tenantID: tenantID, viewerID: viewerID)
+                    try await NoteStore.statement(Self.resolved(list, tenantID: tenantID, on: connection), tenantID: tenantID, viewerID: viewerID)
                 } else {
-                    try await cluster!.resolved(tenantID: tenantID, on: connection).statement(tenantID: tenantID, viewerID: viewerID)
+                    try await NoteStore.statement(Self.resolved(cluster!, tenantID: tenantID, on: connection), tenantID: tenantID, viewerID: viewerID)
                 }
                 // With ANALYZE the plan also says which branch ran: "(never executed)" marks the other.
                 let explain: PostgresQuery = analyze ? "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " : "EXPLAIN (COSTS OFF) "
@@ -152,26 +165,28 @@ import Testing
         defer { Task { await pool.close() } }
         let settings = [("app.tenant_id", String(tenantID)), ("plan_cache_mode", "force_generic_plan")]
         try await pool.withStatementsAlone(settings: settings) { reads in
-            let resolved = try await list.resolved(tenantID: tenantID, on: reads)
+            let store = NoteStore()
+            var resolved = list
+            resolved.filters = try await store.resolvingUsernames(list.filters, tenantID: tenantID, on: reads)
             var reference: PostgresQuery = """
                 SELECT n.id FROM tenant_notes n
-                WHERE \(resolved.filters.condition(tenantID: tenantID, viewerID: viewerID))
+                WHERE \(NoteStore.condition(resolved.filters, tenantID: tenantID, viewerID: viewerID))
                 ORDER BY n.created_at DESC, n.id DESC
                 LIMIT \(2 * list.limit + 1)
                 """
             reference.prepared = false
             let expected = try await reads.query(reference).map { try $0.decode(Int64.self, column: 0) }
-            let rows = try await reads.query(resolved.statement(tenantID: tenantID, viewerID: viewerID))
+            let rows = try await reads.query(NoteStore.statement(resolved, tenantID: tenantID, viewerID: viewerID))
                 .map { try $0.decode(Int64.self, column: 0) }
             #expect(!rows.isEmpty && rows == Array(expected.prefix(list.limit + 1)), "\(query)")
 
-            let first = try await list.page(tenantID: tenantID, viewerID: viewerID, on: reads)
+            let first = try await store.page(list, tenantID: tenantID, viewerID: viewerID, on: reads)
             guard let cursor = first.nextCursor else {
                 #expect(expected.count <= list.limit, "no next page\n\(query)")
                 return
             }
             var next = try QueryParameters(query: query + "&cursor=" + cursor)
-            let second = try await NoteList(&next).page(tenantID: tenantID, viewerID: viewerID, on: reads)
+            let second = try await store.page(NoteList(&next), tenantID: tenantID, viewerID: viewerID, on: reads)
             #expect(second.items.map(\.id) == Array(expected.dropFirst(list.limit).prefix(list.limit)), "page 2\n\(query)")
         }
     }
@@ -282,7 +297,7 @@ import Testing
 
         var parameters = try QueryParameters(query: "")
         let filters = try NoteFilters(&parameters)
-        let cursor = NoteCursor(key: .newest(createdMicros: 1_700_000_000_000_000, id: 50_000)).encoded(fingerprint: filters.fingerprint)
+        let cursor = KeysetCursor(key: .newest(createdMicros: 1_700_000_000_000_000, id: 50_000)).encoded(fingerprint: filters.fingerprint)
         let deep = try await Self.plan("cursor=\(cursor)", tenantID: tenantID, viewerID: viewerID)
         #expect(deep.contains("Index Scan using notes_newest on notes"), "\(deep)")
         #expect(deep.contains("ROW(created_at, id) < ROW("), "the keyset is an index condition\n\(deep)")

@@ -39,11 +39,11 @@ import Testing
 
     @Test func everyRouteIsDocumentedAndEveryDocumentedRouteExists() async throws {
         try await TestEnvironment.migrate()
-        let services = try await makeServices(configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
-        let router = buildRouter(services: services, registry: PrometheusCollectorRegistry())
+        let parts = try await AppParts(configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
+        let router = buildRouter(parts, registry: PrometheusCollectorRegistry())
         let served = Set(router.routes.map { "\($0.method.rawValue) \(Self.normalised($0.path.description))" })
-        try await services.hashing.shutdown()
-        await services.pool.close()
+        try await parts.hashingPool.shutdown()
+        await parts.pool.close()
 
         let documented = try Self.documentedRoutes(try Self.document())
         #expect(served.subtracting(documented).sorted() == [], "routes the document lacks")

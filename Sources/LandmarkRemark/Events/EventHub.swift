@@ -65,14 +65,14 @@ final class EventHub: Service, Sendable {
     var openStreams: Int { state.withLock { $0.subscribers.count } }
     var polls: Int { state.withLock { $0.polls } }
 
-    /// Registers a stream, or throws `429` past the per-user or per-process limit.
+    /// Registers a stream, or throws `EventError.tooManyStreams` past the per-user or per-process limit.
     func subscribe(tenantID: Int64, userID: Int64) throws -> Subscription {
         // Wake-ups coalesce: one pending signal is enough to make a stream read everything new.
         let (signals, continuation) = AsyncStream.makeStream(of: Signal.self, bufferingPolicy: .bufferingNewest(1))
         let id = try state.withLock { state -> UInt64 in
-            if state.closed { throw AppError.unavailable() }
+            if state.closed { throw EventError.unavailable }
             let mine = state.subscribers.values.filter { $0.tenantID == tenantID && $0.userID == userID }.count
-            guard mine < perUser, state.subscribers.count < perProcess else { throw AppError.rateLimited(retryAfter: 5) }
+            guard mine < perUser, state.subscribers.count < perProcess else { throw EventError.tooManyStreams }
             state.nextID += 1
             state.subscribers[state.nextID] = Subscriber(tenantID: tenantID, userID: userID, continuation: continuation)
             return state.nextID
@@ -93,7 +93,7 @@ final class EventHub: Service, Sendable {
         let deadline = ContinuousClock.now + Self.readyTimeout
         return try await withCheckedThrowingContinuation { continuation in
             let ready = state.withLock { state -> Result<Int64, any Error>? in
-                if state.closed { return .failure(AppError.unavailable()) }
+                if state.closed { return .failure(EventError.unavailable) }
                 if let horizon = state.horizon, horizon.isReady { return .success(horizon.head) }
                 state.readyWaiters.append(ReadyWaiter(deadline: deadline, continuation: continuation))
                 return nil
@@ -119,7 +119,7 @@ final class EventHub: Service, Sendable {
             return (Array(state.subscribers.values), state.readyWaiters)
         }
         for subscriber in subscribers { subscriber.continuation.finish() }
-        for waiter in waiters { waiter.continuation.resume(throwing: AppError.unavailable()) }
+        for waiter in waiters { waiter.continuation.resume(throwing: EventError.unavailable) }
     }
 
     private func poll() async {
@@ -134,7 +134,7 @@ final class EventHub: Service, Sendable {
                 defer { state.readyWaiters.removeAll { $0.deadline <= now } }
                 return state.readyWaiters.filter { $0.deadline <= now }
             }
-            for waiter in expired { waiter.continuation.resume(throwing: AppError.unavailable()) }
+            for waiter in expired { waiter.continuation.resume(throwing: EventError.unavailable) }
             try? await Task.sleep(for: pollInterval)
         }
     }

@@ -4,6 +4,10 @@ import Postgres
 /// Reads the event log as one caller may see it. Every statement names the tenant and
 /// runs as it under row-level security.
 struct EventLog: Sendable {
+    /// Where the current JSON of the notes and places that events name comes from.
+    let notes: any CurrentJSONSource
+    let places: any CurrentJSONSource
+
     struct Entry: Sendable {
         let id: Int64
         let kind: String
@@ -49,11 +53,11 @@ struct EventLog: Sendable {
             events.append((id, kind, object, owner, becamePublic))
         }
         let position = events.count == Self.batchSize ? events[events.count - 1].id : end
-        let notes = try await currentNotes(
-            events.filter { $0.kind == "note.created" || $0.kind == "note.updated" }.map(\.object),
+        let notes = try await self.notes.currentJSON(
+            ids: events.filter { $0.kind == "note.created" || $0.kind == "note.updated" }.map(\.object),
             tenantID: tenantID, viewerID: viewerID, on: reads)
-        let places = try await currentPlaces(
-            events.filter { $0.kind == "place.created" || $0.kind == "place.updated" }.map(\.object),
+        let places = try await self.places.currentJSON(
+            ids: events.filter { $0.kind == "place.created" || $0.kind == "place.updated" }.map(\.object),
             tenantID: tenantID, viewerID: viewerID, on: reads)
         var entries: [Entry] = []
         for event in events {
@@ -88,45 +92,6 @@ struct EventLog: Sendable {
         }
         query.append(" ORDER BY e.id LIMIT \(Self.batchSize)")
         return query
-    }
-
-    /// The notes among `ids` that `viewer` may see now, as `GET /v1/notes/{id}` writes them
-    /// (`tenant_notes` hides a disabled author's notes: migration 0010).
-    private func currentNotes(_ ids: [Int64], tenantID: Int64, viewerID: Int64, on reads: some PostgresQuerying) async throws -> [Int64: [UInt8]] {
-        guard !ids.isEmpty else { return [:] }
-        let rows = try await reads.query("""
-            SELECT \(Note.columns)
-            FROM tenant_notes n
-            JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
-            WHERE n.tenant_id = \(tenantID) AND n.id = ANY(\(ids))
-              AND (n.visibility = 'public' OR n.user_id = \(viewerID))
-            """)
-        var notes: [Int64: [UInt8]] = [:]
-        for row in rows {
-            let note = try Note(row: row, viewer: viewerID)
-            notes[note.id] = Self.json(note)
-        }
-        return notes
-    }
-
-    /// The places among `ids`, as `GET /v1/places/{id}` writes them for `viewer`.
-    private func currentPlaces(_ ids: [Int64], tenantID: Int64, viewerID: Int64, on reads: some PostgresQuerying) async throws -> [Int64: [UInt8]] {
-        guard !ids.isEmpty else { return [:] }
-        let rows = try await reads.query("""
-            SELECT \(Place.columns(viewer: viewerID)) FROM tenant_places p WHERE p.tenant_id = \(tenantID) AND p.id = ANY(\(ids))
-            """)
-        var places: [Int64: [UInt8]] = [:]
-        for row in rows {
-            let place = try Place(row: row)
-            places[place.id] = Self.json(place)
-        }
-        return places
-    }
-
-    private static func json(_ value: some JSONWritable) -> [UInt8] {
-        var writer = JSONWriter(capacity: 512)
-        value.write(to: &writer)
-        return writer.bytes
     }
 
     private static func deletion(of id: Int64) -> [UInt8] {

@@ -11,10 +11,17 @@ import ServiceLifecycle
 /// behind in the log, which is where a reconnect resumes too; a reader that takes no
 /// write for `LR_EVENTS_WRITE_TIMEOUT_SECONDS` is disconnected.
 struct EventsController {
+    /// How far a stream may replay, how fast, and how long one write may wait for the client.
+    struct Limits: Sendable {
+        let replayMax: Int
+        let replayPerSecond: Int
+        let writeTimeout: Duration
+    }
+
     let pool: PostgresPool
     let hub: EventHub
-    let configuration: AppConfiguration
-    let log = EventLog()
+    let log: EventLog
+    let limits: Limits
 
     var endpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
@@ -23,7 +30,7 @@ struct EventsController {
 
     @Sendable func stream(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        guard let tokenHash = Authenticator.accessTokenHash(request) else { throw AppError.unauthenticated }
+        let tokenHash = identity.accessTokenHash
         var parameters = try QueryParameters(query: request.uri.query)
         let box = try parameters.string("bbox").map { text in
             guard let parsed = BoundingBox(parameter: text) else { throw AppError.malformed("bbox must be min_lng,min_lat,max_lng,max_lat") }
@@ -48,10 +55,10 @@ struct EventsController {
             // Subscribed first, so nothing that becomes final after the head is read is missed.
             let head = try await hub.head()
             if let resume {
-                reset = try await pool.withReads(identity.tenantID) {
+                reset = try await pool.withTenantReads(identity.tenantID) {
                     try await log.resumeProblem(
                         tenantID: identity.tenantID, lastEventID: resume, head: head,
-                        maxReplay: configuration.eventReplayMax, on: $0)
+                        maxReplay: limits.replayMax, on: $0)
                 }
                 start = reset == nil ? resume : head
             } else {
@@ -68,8 +75,8 @@ struct EventsController {
         ]
         let initial = EventStream(
             identity: identity, tokenHash: tokenHash, box: box, pool: pool, hub: hub, log: log,
-            deadline: WriteDeadline(timeout: configuration.eventWriteTimeout, channel: context.channel),
-            pacer: ReplayPacer(eventsPerSecond: configuration.eventReplayRate, burst: EventLog.batchSize * 2),
+            deadline: WriteDeadline(timeout: limits.writeTimeout, channel: context.channel),
+            pacer: ReplayPacer(eventsPerSecond: limits.replayPerSecond, burst: EventLog.batchSize * 2),
             position: start, announced: resume ?? start)
         let body = ResponseBody { [hub] writer in
             defer { hub.unsubscribe(subscription.id) }

@@ -1,9 +1,10 @@
 import Hummingbird
 
 /// A failure the client should hear about, rendered as RFC 9457 problem details
-/// by `ProblemMiddleware`. `code` is the stable, machine-readable name from API.md.
+/// by `ProblemMiddleware`. `code` is the stable, machine-readable name of `docs/api.md`'s error table.
+/// The HTTP edge's own problems are here; the features' errors become problems in `Problems+Domain.swift`.
 public struct AppError: Error, Sendable, Equatable {
-    public struct FieldError: Sendable, Equatable, Encodable {
+    public struct FieldError: Sendable, Equatable {
         public let field: String
         public let message: String
     }
@@ -45,40 +46,13 @@ public struct AppError: Error, Sendable, Equatable {
         .unauthorized, code: "unauthenticated", title: "Unauthenticated",
         detail: "a valid access token is required (Authorization: Bearer …)")
 
-    public static let invalidCredentials = AppError(
-        .unauthorized, code: "invalid_credentials", title: "Invalid credentials",
-        detail: "the username or password is wrong")
-
-    public static let refreshTokenInvalid = AppError(
-        .unauthorized, code: "refresh_token_invalid", title: "Refresh token invalid",
-        detail: "the refresh token is unknown, expired or revoked")
-
-    public static let refreshTokenReused = AppError(
-        .unauthorized, code: "refresh_token_reused", title: "Refresh token reused",
-        detail: "a retired refresh token was presented again; the session has been ended")
-
     public static func forbidden(_ detail: String) -> AppError {
         AppError(.forbidden, code: "forbidden", title: "Forbidden", detail: detail)
     }
 
-    public static let tenantMismatch = AppError(
-        .forbidden, code: "tenant_mismatch", title: "Tenant mismatch",
-        detail: "X-Tenant names a tenant other than the access token's")
-
     public static func notFound(_ what: String) -> AppError {
         AppError(.notFound, code: "not_found", title: "Not found", detail: "\(what) not found")
     }
-
-    public static let tenantNotFound = AppError(
-        .notFound, code: "tenant_not_found", title: "Tenant not found", detail: "X-Tenant names no active tenant")
-
-    public static let usernameTaken = AppError(
-        .conflict, code: "username_taken", title: "Username taken", detail: "that username is already in use",
-        errors: [FieldError(field: "username", message: "is already in use")])
-
-    public static let emailTaken = AppError(
-        .conflict, code: "email_taken", title: "Email taken", detail: "that email is already in use",
-        errors: [FieldError(field: "email", message: "is already in use")])
 
     public static let payloadTooLarge = AppError(
         .contentTooLarge, code: "payload_too_large", title: "Payload too large",
@@ -118,4 +92,12 @@ public struct AppError: Error, Sendable, Equatable {
     public static let shareExceeded = AppError(
         .tooManyRequests, code: "rate_limited", title: "Too many requests",
         detail: "too many requests at once from this user, tenant or address; retry after 1 second", retryAfter: 1)
+
+    /// A request the database could not answer within the statement timeout, refused before
+    /// it runs: `detail` says what to narrow.
+    static func queryTooBroad(field: String, _ message: String) -> AppError {
+        AppError(
+            .unprocessableContent, code: "query_too_broad", title: "Query too broad", detail: "\(field) \(message)",
+            errors: [FieldError(field: field, message: message)])
+    }
 }

@@ -1,4 +1,6 @@
+import HTTPTypes
 import Hummingbird
+import Synchronization
 import NIOCore
 
 /// Per-request state shared between middleware and handlers.
@@ -37,4 +39,20 @@ public struct Identity: Sendable {
     public let userID: Int64
     public let username: String
     public let sessionID: Int64
+    /// The SHA-256 of the access token, as stored: event streams check it again as they run.
+    public let accessTokenHash: [UInt8]
+}
+
+/// Lets inner layers tell the log line which tenant the request belonged to.
+final class TenantTag: Sendable {
+    private let slug = Mutex<String?>(nil)
+    var value: String? { slug.withLock { $0 } }
+    func set(_ value: String) { slug.withLock { $0 = value } }
+}
+
+extension HTTPField.Name {
+    static let requestID = Self("X-Request-Id")!
+    static let xForwardedFor = Self("X-Forwarded-For")!
+    static let xTenant = Self("X-Tenant")!
+    static let idempotencyKey = Self("Idempotency-Key")!
 }

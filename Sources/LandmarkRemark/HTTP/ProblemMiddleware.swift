@@ -7,43 +7,18 @@ import NIOHTTP1
 import Postgres
 import Synchronization
 
-/// The outermost middleware: gives every request its id, resolves the client
-/// address, turns every error into problem details, and writes the one log
-/// line per request. Nothing leaves the service except through here.
+/// Turns every error into problem details: the features' own errors through
+/// `Problems+Domain.swift`, Hummingbird's and the database's here. No error leaves the
+/// service except through here.
 struct ProblemMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
-    let trustedProxies: TrustedProxies
-
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let started = ContinuousClock.now
-        var context = context
-        context.requestID = Self.requestID(from: request.headers[.requestID])
-        context.logger[metadataKey: "request_id"] = .string(context.requestID)
-        let peer = context.remoteAddress?.ipAddress ?? "unknown"
-        context.clientAddress = trustedProxies.clientAddress(peer: peer, forwardedFor: request.headers[.xForwardedFor])
-        let tenant = TenantTag()
-        context.tenantTag = tenant
-
-        var response: Response
         do {
-            response = try await next(request, context)
+            return try await next(request, context)
         } catch {
-            response = render(error, request: request, context: context)
+            return render(error, request: request, context: context)
         }
-        response.headers[.requestID] = context.requestID
-
-        let elapsed = ContinuousClock.now - started
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        context.logger.info("request", metadata: [
-            "method": .string(request.method.rawValue),
-            "route": .string(context.endpointPath ?? "unmatched"),
-            "status": .stringConvertible(response.status.code),
-            "tenant": .string(tenant.value ?? "-"),
-            "client": .string(context.clientAddress),
-            "duration_ms": .string(String(format: "%.2f", milliseconds)),
-        ])
-        return response
     }
 
     /// Maps any error to problem details; unexpected ones are logged once, in full, and answered without internals.
@@ -52,6 +27,8 @@ struct ProblemMiddleware: RouterMiddleware {
         switch error {
         case let error as AppError:
             problem = error
+        case let error where AppError(domain: error) != nil:
+            problem = AppError(domain: error)!
         case let error as HTTPError:
             problem = Self.problem(for: error)
         case let error as HTTPResponseError:
@@ -92,17 +69,13 @@ struct ProblemMiddleware: RouterMiddleware {
     }
 
     static func response(for problem: AppError, requestID: String) -> Response {
-        let body = ProblemBody(
-            type: "https://landmark-remark.dev/problems/\(problem.code.replacingOccurrences(of: "_", with: "-"))",
-            title: problem.title, status: Int(problem.status.code), code: problem.code, detail: problem.detail,
-            errors: problem.errors.isEmpty ? nil : problem.errors, requestId: requestID)
-        var headers: HTTPFields = [:]
+        var headers: HTTPFields = [.contentType: "application/problem+json"]
         if let retryAfter = problem.retryAfter { headers[.retryAfter] = String(retryAfter) }
         // RFC 9110: a 401 names the scheme that would succeed.
         if problem.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"landmark-remark\"" }
-        var response = (try? Response.json(body, status: problem.status, headers: headers)) ?? Response(status: problem.status)
-        response.headers[.contentType] = "application/problem+json"
-        return response
+        return Response(
+            status: problem.status, headers: headers,
+            body: .init(byteBuffer: ProblemBody(problem: problem, requestID: requestID).jsonBuffer))
     }
 
     /// Hummingbird's own errors (no route, body too large, bad method) in our vocabulary.
@@ -118,44 +91,42 @@ struct ProblemMiddleware: RouterMiddleware {
             return AppError(error.status, code: "http_\(error.status.code)", title: error.status.reasonPhrase, detail: error.body ?? error.status.reasonPhrase)
         }
     }
+}
 
-    /// Keeps a client's id when it is a sane token, so it can be traced end to end; else makes one.
-    static func requestID(from header: String?) -> String {
-        if let header, !header.isEmpty, header.utf8.count <= 128,
-            header.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
-        {
-            return header
+/// RFC 9457 problem details; keys sorted, `errors` only when there are field errors.
+struct ProblemBody: JSONWritable {
+    let problem: AppError
+    let requestID: String
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("code")
+            json.string(problem.code)
+            json.key("detail")
+            json.string(problem.detail)
+            if !problem.errors.isEmpty {
+                json.key("errors")
+                json.array(problem.errors)
+            }
+            json.key("request_id")
+            json.string(requestID)
+            json.key("status")
+            json.integer(Int64(problem.status.code))
+            json.key("title")
+            json.string(problem.title)
+            json.key("type")
+            json.string("https://landmark-remark.dev/problems/\(problem.code.replacingOccurrences(of: "_", with: "-"))")
         }
-        var generator = SystemRandomNumberGenerator()
-        return hex16(generator.next()) + hex16(generator.next())
-    }
-
-    private static func hex16(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }
 
-struct ProblemBody: Encodable {
-    let type: String
-    let title: String
-    let status: Int
-    let code: String
-    let detail: String
-    let errors: [AppError.FieldError]?
-    let requestId: String
-}
-
-/// Lets inner layers tell the log line which tenant the request belonged to.
-final class TenantTag: Sendable {
-    private let slug = Mutex<String?>(nil)
-    var value: String? { slug.withLock { $0 } }
-    func set(_ value: String) { slug.withLock { $0 = value } }
-}
-
-extension HTTPField.Name {
-    static let requestID = Self("X-Request-Id")!
-    static let xForwardedFor = Self("X-Forwarded-For")!
-    static let xTenant = Self("X-Tenant")!
-    static let idempotencyKey = Self("Idempotency-Key")!
+extension AppError.FieldError: JSONWritable {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("field")
+            json.string(field)
+            json.key("message")
+            json.string(message)
+        }
+    }
 }

@@ -32,41 +32,16 @@ extension Request {
     }
 }
 
-/// The one JSON encoder of the service: snake_case keys, RFC 3339 millisecond timestamps.
-enum JSONCoding {
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(Timestamp.format(date))
-        }
-        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
-        return encoder
-    }()
+/// A response body written by `JSONWriter`, the service's one way of writing JSON: a handler
+/// returns the value (wrapped in `EditedResponse` for another status or more headers).
+protocol JSONResponse: JSONWritable, ResponseGenerator, Sendable {}
+
+extension JSONResponse {
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        Response(status: .ok, headers: [.contentType: JSONWriter.contentType], body: .init(byteBuffer: jsonBuffer))
+    }
 }
 
-extension Response {
-    /// A JSON response with the service's encoding.
-    static func json<Value: Encodable>(
-        _ value: Value, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
-    ) throws -> Response {
-        let data = try JSONCoding.encoder.encode(value)
-        var fields = headers
-        fields[.contentType] = "application/json; charset=utf-8"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
-    /// A JSON response written by the value itself (the hot paths; see `JSONWritable`).
-    static func json(
-        _ value: some JSONWritable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
-    ) -> Response {
-        var fields = headers
-        fields[.contentType] = "application/json; charset=utf-8"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: value.jsonBuffer))
-    }
-
-    static func noContent() -> Response {
-        Response(status: .noContent)
-    }
+extension JSONWriter {
+    static let contentType = "application/json; charset=utf-8"
 }

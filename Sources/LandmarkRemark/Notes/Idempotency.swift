@@ -1,13 +1,11 @@
-import Foundation
-import Hummingbird
 import Postgres
 
 /// `Idempotency-Key` for `POST /v1/notes`, kept in PostgreSQL so every replica honours it.
 ///
 /// 1. `claim` inserts the key with the request's fingerprint and no response, in its own
 ///    committed transaction, so a concurrent duplicate (on any replica) finds it at once.
-///    It finds instead, when the key is taken: a different request (`422
-///    idempotency_key_reused`), the first still running (`409 idempotency_in_progress`),
+///    It finds instead, when the key is taken: a different request
+///    (`NoteError.idempotencyKeyReused`), the first still running (`.idempotencyInProgress`),
 ///    or the stored response to replay.
 /// 2. The caller does the work and, in the same transaction as the work, `complete`s the
 ///    claim with the response, so a note exists exactly when its response is stored.
@@ -42,21 +40,12 @@ struct Idempotency: Sendable {
     let tenantID: Int64
     let userID: Int64
 
-    /// The key from the header: 1–255 printable ASCII characters, else `400`.
-    static func key(from request: Request) throws -> String? {
-        guard let key = request.headers[.idempotencyKey] else { return nil }
-        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
-            throw AppError.malformed("Idempotency-Key must be 1 to 255 printable characters")
-        }
-        return key
-    }
-
     /// Claims `key` for a request with `fingerprint`, or says what to answer instead.
     func claim(key: String, fingerprint: [UInt8]) async throws -> Outcome {
         // A claim can vanish between the failed insert and the read (its request failed
         // and released it); then simply try again.
         for _ in 0..<3 {
-            let outcome = try await pool.withTenant(tenantID) { connection -> Outcome? in
+            let outcome = try await pool.withTenantTransaction(tenantID) { connection -> Outcome? in
                 // Expired keys of this user go first (the primary key's prefix finds them),
                 // and with them an abandoned claim on this key.
                 try await connection.query("""
@@ -82,17 +71,17 @@ struct Idempotency: Sendable {
                     """)
                 guard let row = existing.first else { return nil }
                 let (hash, status, body, location) = try row.decode((PostgresBytes, Int?, String?, String?).self)
-                guard hash.bytes == fingerprint else { throw AppError.idempotencyKeyReused }
-                guard let status, let body else { throw AppError.idempotencyInProgress }
+                guard hash.bytes == fingerprint else { throw NoteError.idempotencyKeyReused }
+                guard let status, let body else { throw NoteError.idempotencyInProgress }
                 return .replay(Replay(status: status, body: body, location: location))
             }
             if let outcome { return outcome }
         }
-        throw AppError.idempotencyInProgress
+        throw NoteError.idempotencyInProgress
     }
 
     /// Stores the response on the claim, inside the transaction that did the work.
-    /// Throws `409` when the claim is no longer ours, which rolls the work back.
+    /// Throws `NoteError.idempotencyInProgress` when the claim is no longer ours, which rolls the work back.
     func complete(_ claim: Claim, status: Int, body: String, location: String?, on connection: PostgresConnection) async throws {
         let updated = try await connection.query("""
             UPDATE idempotency_keys
@@ -101,13 +90,13 @@ struct Idempotency: Sendable {
               AND created_at = timestamptz 'epoch' + \(claim.claimedMicros) * interval '1 microsecond'
               AND response_status IS NULL
             """)
-        guard updated.affectedRows == 1 else { throw AppError.idempotencyInProgress }
+        guard updated.affectedRows == 1 else { throw NoteError.idempotencyInProgress }
     }
 
     /// Gives the key back after the work failed. Best effort: if this fails too, the
     /// claim counts as abandoned after `abandonedAfterSeconds`.
     func release(_ claim: Claim) async {
-        _ = try? await pool.withTenant(tenantID) { connection in
+        _ = try? await pool.withTenantTransaction(tenantID) { connection in
             try await connection.query("""
                 DELETE FROM idempotency_keys
                 WHERE tenant_id = \(tenantID) AND user_id = \(userID) AND key = \(claim.key)

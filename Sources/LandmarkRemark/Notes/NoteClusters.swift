@@ -1,5 +1,4 @@
 import Foundation
-import Postgres
 
 /// `GET /v1/notes/clusters`: the notes inside `bbox` grouped into a grid that follows
 /// the map's zoom, for drawing a zoomed-out map or a pile of notes at one spot.
@@ -20,29 +19,42 @@ struct NoteClusters: Sendable {
     /// Web Mercator's latitude limit; notes nearer the poles are drawn at its edge.
     static let mercatorLimit = 85.0511287798066
 
-    struct Cluster: Encodable, Sendable {
+    struct Cluster: Sendable, JSONWritable {
         let lat: Double
         let lng: Double
         let count: Int
         /// Only for a cluster of one note.
         let noteID: Int64?
 
-        enum CodingKeys: String, CodingKey { case lat, lng, count, noteId }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(lat, forKey: .lat)
-            try container.encode(lng, forKey: .lng)
-            try container.encode(count, forKey: .count)
-            try container.encodeIfPresent(noteID.map(String.init), forKey: .noteId)
+        func write(to json: inout JSONWriter) {
+            json.object { json in
+                json.key("count")
+                json.integer(Int64(count))
+                json.key("lat")
+                json.number(lat)
+                json.key("lng")
+                json.number(lng)
+                if let noteID {
+                    json.key("note_id")
+                    json.quotedInteger(noteID)
+                }
+            }
         }
     }
 
-    struct Response: Encodable, Sendable {
+    /// The body of `GET /v1/notes/clusters`: `{"clusters": […]}`.
+    struct Response: JSONResponse {
         let clusters: [Cluster]
+
+        func write(to json: inout JSONWriter) {
+            json.object { json in
+                json.key("clusters")
+                json.array(clusters)
+            }
+        }
     }
 
-    private(set) var filters: NoteFilters
+    var filters: NoteFilters
     let bbox: BoundingBox
     let zoom: Int
 
@@ -75,47 +87,5 @@ struct NoteClusters: Sendable {
     static func mercatorY(_ lat: Double) -> Double {
         let clamped = min(max(lat, -mercatorLimit), mercatorLimit) * .pi / 180
         return (1 - asinh(tan(clamped)) / .pi) / 2
-    }
-
-    /// The request with its username matches looked up (see `NoteFilters.resolved`).
-    func resolved(tenantID: Int64, on connection: some PostgresQuerying) async throws -> NoteClusters {
-        var clusters = self
-        clusters.filters = try await filters.resolved(tenantID: tenantID, on: connection)
-        return clusters
-    }
-
-    /// Runs the cluster query as the caller's tenant (in its transaction, or as statements alone).
-    func run(tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Response {
-        let resolved = try await resolved(tenantID: tenantID, on: connection)
-        let rows = try await connection.query(resolved.statement(tenantID: tenantID, viewerID: viewerID))
-        let clusters = try rows.map { row in
-            let (lat, lng, count, noteID) = try row.decode((Double, Double, Int, Int64?).self)
-            return Cluster(lat: lat, lng: lng, count: count, noteID: noteID)
-        }
-        return Response(clusters: clusters)
-    }
-
-    /// One statement: the viewport's visible notes (through the same filters and
-    /// indexes as the list), each given its grid cell by the tile formula, grouped.
-    /// `cell_x` wraps 180° onto -180°, the same meridian; `cell_y` uses Mercator
-    /// y = (1 - asinh(tan φ) / π) / 2 with φ clamped to the projection's limit.
-    /// A cluster sits at the mean position of its notes (a cell never spans the
-    /// antimeridian, so the mean longitude is meaningful).
-    func statement(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
-        var query: PostgresQuery = """
-            SELECT avg(lat), avg(lng), count(*)::int8, CASE WHEN count(*) = 1 THEN min(id) END
-            FROM (
-                SELECT n.id, ST_Y(n.location::geometry) AS lat, ST_X(n.location::geometry) AS lng
-                FROM tenant_notes n
-                WHERE \(filters.condition(tenantID: tenantID, viewerID: viewerID))
-            ) visible
-            GROUP BY
-                mod(floor((lng + 180) / 360 * \(gridSize))::int8, \(gridSize)),
-                least(floor((1 - asinh(tan(radians(greatest(-\(Self.mercatorLimit), least(\(Self.mercatorLimit), lat))))) / pi())
-                            / 2 * \(gridSize))::int8, \(gridSize) - 1)
-            ORDER BY count(*) DESC, min(id)
-            """
-        query.prepared = !filters.needsCustomPlan
-        return query
     }
 }

@@ -1,8 +1,7 @@
 import Credentials
-import Foundation
 
 /// A validated `POST /v1/notes` body.
-struct NoteDraft: Sendable, Equatable, Encodable {
+struct NoteDraft: RequestBody, Equatable, JSONWritable {
     let body: String
     let lat: Double
     let lng: Double
@@ -10,8 +9,7 @@ struct NoteDraft: Sendable, Equatable, Encodable {
     let placeID: Int64?
 
     /// Reads and validates the body; every problem is reported at once as `422`.
-    init(_ reader: JSONObjectReader) throws {
-        var reader = reader
+    init?(reading reader: inout JSONObjectReader, rules: Void) {
         let rawBody = reader.string("body")
         var body: String?
         if let rawBody {
@@ -29,8 +27,7 @@ struct NoteDraft: Sendable, Equatable, Encodable {
             }
         }
         let placeID = NoteRules.placeID(&reader)
-        try reader.finish()
-        guard let body, let coordinates else { throw AppError.internalError }
+        guard let body, let coordinates, reader.errors.isEmpty else { return nil }
         self.body = body
         self.lat = coordinates.lat
         self.lng = coordinates.lng
@@ -40,19 +37,22 @@ struct NoteDraft: Sendable, Equatable, Encodable {
 
     /// What makes two creates "the same request" for `Idempotency-Key`: the validated
     /// values, so key order, white space and an explicit default do not matter.
-    var fingerprint: [UInt8] {
-        let canonical = (try? JSONCoding.encoder.encode(self)) ?? Data()
-        return Tokens.sha256(Array(canonical))
-    }
+    var fingerprint: [UInt8] { Tokens.sha256(jsonBytes) }
 
-    enum CodingKeys: String, CodingKey { case body, lat, lng, visibility, placeId }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(body, forKey: .body)
-        try container.encode(lat, forKey: .lat)
-        try container.encode(lng, forKey: .lng)
-        try container.encode(visibility.rawValue, forKey: .visibility)
-        try container.encode(placeID, forKey: .placeId)
+    // Sorted keys and a numeric place id: the bytes `JSONEncoder` made for the fingerprint
+    // before, so keys stored before an upgrade still match their retries.
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("body")
+            json.string(body)
+            json.key("lat")
+            json.number(lat)
+            json.key("lng")
+            json.number(lng)
+            json.key("place_id")
+            if let placeID { json.integer(placeID) } else { json.null() }
+            json.key("visibility")
+            json.string(visibility.rawValue)
+        }
     }
 }

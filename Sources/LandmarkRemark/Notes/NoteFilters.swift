@@ -1,24 +1,9 @@
 import Credentials
-import Foundation
-import Postgres
 
-/// The filters lists and clusters share: `near` with `radius_m`, `bbox`, `q` with `in`,
-/// `author`, `place_id`. Parsing is strict; each bad parameter is a `400` that names it.
+/// The filters lists and clusters of notes share: the map's (`near` with `radius_m`, `bbox`,
+/// `q`), and the notes' own: `in`, `author`, `place_id`. Parsing is strict; each bad
+/// parameter is a `400` that names it.
 struct NoteFilters: Sendable {
-    struct Point: Sendable, Equatable {
-        let lat: Double
-        let lng: Double
-
-        /// -180 is read as 180, the same meridian: geography KNN fails on -180 (see migration 0004).
-        init(lat: Double, lng: Double) {
-            self.lat = lat
-            self.lng = lng == -180 ? 180 : lng
-        }
-
-        /// The point as a geography, built from bound numbers.
-        var geography: PostgresQuery { "ST_SetSRID(ST_MakePoint(\(lng), \(lat)), 4326)::geography" }
-    }
-
     enum Author: Sendable, Equatable {
         case me
         case others
@@ -32,61 +17,40 @@ struct NoteFilters: Sendable {
     }
 
     struct Search: Sendable, Equatable {
-        let text: String
+        let text: SearchText
         let field: SearchField
-        /// The users whose names match, once `resolved(tenantID:on:)` has looked them up.
+        /// The users whose names match, once `NoteStore.resolvingUsernames` has looked them up.
         var userIDs: [Int64]?
 
-        /// `%text%` for ILIKE, with `\`, `%` and `_` escaped so they match themselves
-        /// (backslash is LIKE's default escape character).
-        var pattern: String {
-            var escaped = "%"
-            for character in text {
-                if character == "\\" || character == "%" || character == "_" { escaped.append("\\") }
-                escaped.append(character)
-            }
-            return escaped + "%"
-        }
+        var pattern: String { text.likePattern }
     }
 
-    static let maximumRadius = 20_037_509.0
-    static let maximumSearchLength = 100
-
-    var near: Point?
+    var near: GeoPoint?
     var radius: Double?
     var bbox: BoundingBox?
     var search: Search?
     var author: Author?
     var placeID: Int64?
 
-    init() {}
-
-    /// Reads the filter parameters; `author` is not read when the path fixes it. Over notes
-    /// (`searchesNotes`), a `q` no trigram index can serve is refused; place names are few
-    /// per tenant, and any `q` is cheap there.
-    init(_ parameters: inout QueryParameters, author fixedAuthor: Author? = nil, searchesNotes: Bool = true) throws {
-        if let text = parameters.string("near") {
-            let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-            guard parts.count == 2, let lat = QueryParameters.number(parts[0]), let lng = QueryParameters.number(parts[1]),
-                (-90...90).contains(lat), (-180...180).contains(lng)
-            else { throw AppError.malformed("near must be lat,lng with lat from -90 to 90 and lng from -180 to 180") }
-            near = Point(lat: lat, lng: lng)
-        }
-        if let text = parameters.string("radius_m") {
-            guard let radius = QueryParameters.number(text), (1...Self.maximumRadius).contains(radius) else {
-                throw AppError.malformed("radius_m must be a number of metres from 1 to 20037509")
+    /// Reads the filter parameters; `author` is not read when the path fixes it.
+    init(_ parameters: inout QueryParameters, author fixedAuthor: Author? = nil) throws {
+        let field = parameters.string("in")
+        let map = try MapFilters(&parameters)
+        (near, radius, bbox) = (map.near, map.radius, map.bbox)
+        if let text = map.search {
+            guard let parsedField = SearchField(rawValue: field ?? "all") else {
+                throw AppError.malformed("in must be all, body or username")
             }
-            guard near != nil else { throw AppError.malformed("radius_m needs near") }
-            self.radius = radius
-        }
-        if let text = parameters.string("bbox") {
-            guard let box = BoundingBox(parameter: text) else {
-                throw AppError.malformed(
-                    "bbox must be min_lng,min_lat,max_lng,max_lat with longitudes from -180 to 180, latitudes from -90 to 90 and min_lat <= max_lat")
+            // ILIKE '%…%' over note bodies is served by the trigram index only when q holds a
+            // trigram; without one every note of the tenant is read and re-checked (0.35 s for `qj`,
+            // 1.5 s for 100 `%` on 300,000 notes). Usernames are few: any q is cheap there.
+            guard parsedField == .username || text.hasTrigram else {
+                throw AppError.queryTooBroad(field: "q", "needs 3 letters or digits in a row to search note bodies (or in=username)")
             }
-            bbox = box
+            search = Search(text: text, field: parsedField)
+        } else if field != nil {
+            throw AppError.malformed("in needs q")
         }
-        try readSearch(&parameters, searchesNotes: searchesNotes)
         if let fixedAuthor {
             author = fixedAuthor
         } else if let text = parameters.string("author") {
@@ -101,55 +65,19 @@ struct NoteFilters: Sendable {
             }
         }
         if let text = parameters.string("place_id") {
-            guard let id = NoteRules.id(text) else { throw AppError.malformed("place_id must be a place id") }
+            guard let id = ResourceID.parse(text) else { throw AppError.malformed("place_id must be a place id") }
             placeID = id
         }
-    }
-
-    private mutating func readSearch(_ parameters: inout QueryParameters, searchesNotes: Bool) throws {
-        let field = parameters.string("in")
-        guard let text = parameters.string("q") else {
-            if field != nil { throw AppError.malformed("in needs q") }
-            return
-        }
-        let length = text.unicodeScalars.count
-        guard length >= 1, length <= Self.maximumSearchLength else {
-            throw AppError.malformed("q must be 1 to \(Self.maximumSearchLength) characters")
-        }
-        guard !NoteRules.containsForbiddenControl(text) else {
-            throw AppError.malformed("q must not contain control characters")
-        }
-        guard let parsedField = SearchField(rawValue: field ?? "all") else {
-            throw AppError.malformed("in must be all, body or username")
-        }
-        // ILIKE '%…%' over note bodies is served by the trigram index only when q holds a
-        // trigram; without one every note of the tenant is read and re-checked (0.35 s for `qj`,
-        // 1.5 s for 100 `%` on 300,000 notes). Usernames are few: any q is cheap there.
-        guard !searchesNotes || parsedField == .username || Self.hasTrigram(text) else {
-            throw AppError.queryTooBroad(field: "q", "needs 3 letters or digits in a row to search note bodies (or in=username)")
-        }
-        search = Search(text: text, field: parsedField)
-    }
-
-    /// Whether `text` has a run of 3 letters or digits: what pg_trgm makes index trigrams of.
-    static func hasTrigram(_ text: String) -> Bool {
-        var run = 0
-        for scalar in text.unicodeScalars {
-            run = scalar.properties.isAlphabetic || scalar.properties.numericType != nil ? run + 1 : 0
-            if run >= 3 { return true }
-        }
-        return false
     }
 
     /// Eight bytes that change with any filter, carried in cursors so a cursor
     /// is only honoured by the query that produced it.
     var fingerprint: [UInt8] {
-        var canonical = "v1"
-        if let near { canonical += "|near=\(near.lat),\(near.lng)" }
-        if let radius { canonical += "|radius=\(radius)" }
-        if let bbox { canonical += "|bbox=\(bbox.canonical)" }
+        var map = MapFilters()
+        (map.near, map.radius, map.bbox) = (near, radius, bbox)
+        var canonical = "v1" + map.canonical
         // Length-prefixed, so no text inside q can imitate the parameters after it.
-        if let search { canonical += "|in=\(search.field.rawValue)|q=\(search.text.utf8.count):\(search.text)" }
+        if let search { canonical += "|in=\(search.field.rawValue)|q=\(search.text.text.utf8.count):\(search.text.text)" }
         switch author {
         case .none: break
         case .me: canonical += "|author=me"
@@ -160,4 +88,29 @@ struct NoteFilters: Sendable {
         if let placeID { canonical += "|place=\(placeID)" }
         return Array(Tokens.sha256(canonical).prefix(8))
     }
+
+    init() {}
+
+    /// Whether a newest-first page first walks the newest notes (see `NoteList`): with a
+    /// viewport or a search of note text, unless an author or a place already narrows the
+    /// notes to an index of their own. (A username search alone has its authors' ids, and
+    /// the statement planned for them picks the author index or the walk.)
+    var walksNewestFirst: Bool {
+        guard bbox != nil || searchesText, placeID == nil else { return false }
+        switch author {
+        case .none, .others: return true
+        case .me, .user, .username: return false
+        }
+    }
+
+    /// Whether `q` looks at note text (`in=body` or `all`).
+    var searchesText: Bool { search.map { $0.field != .username } ?? false }
+
+    /// Whether a nearest-first page filters on something its KNN walk cannot use, and so
+    /// walks a bounded number of notes before it sorts the matches instead (see `NoteList`).
+    var narrowsNearest: Bool { search != nil || author != nil || bbox != nil || placeID != nil }
+
+    /// Search patterns make good and bad plans depend on the text, so such statements
+    /// are planned for their own values each time rather than prepared once.
+    var needsCustomPlan: Bool { search != nil }
 }

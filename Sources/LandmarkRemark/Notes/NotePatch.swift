@@ -1,5 +1,5 @@
 /// A validated `PATCH /v1/notes/{id}` body: each field is either absent (keep) or a new value.
-struct NotePatch: Sendable, Equatable {
+struct NotePatch: RequestBody, Equatable {
     var body: String?
     var visibility: Note.Visibility?
     /// `.none`: keep; `.some(nil)`: detach from its place; `.some(id)`: attach.
@@ -8,8 +8,7 @@ struct NotePatch: Sendable, Equatable {
     var isEmpty: Bool { body == nil && visibility == nil && placeID == nil }
 
     /// Reads and validates the body; null is refused for `body` and `visibility`, allowed for `place_id`.
-    init(_ reader: JSONObjectReader) throws {
-        var reader = reader
+    init?(reading reader: inout JSONObjectReader, rules: Void) {
         if let raw = reader.string("body", required: false) {
             switch NoteRules.body(raw) {
             case .success(let trimmed): body = trimmed
@@ -23,6 +22,6 @@ struct NotePatch: Sendable, Equatable {
             }
         }
         placeID = NoteRules.placeID(&reader)
-        try reader.finish()
+        guard reader.errors.isEmpty else { return nil }
     }
 }

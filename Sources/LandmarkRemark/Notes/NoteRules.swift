@@ -12,31 +12,15 @@ enum NoteRules {
         guard length >= 1, length <= maximumBodyLength else {
             return .failure(Problem("must be 1 to \(maximumBodyLength) characters"))
         }
-        guard !containsForbiddenControl(trimmed) else {
+        guard !TextRules.containsForbiddenControl(trimmed) else {
             return .failure(Problem("must not contain control characters other than newline and tab"))
         }
         return .success(trimmed)
     }
 
-    /// Control characters (Unicode category Cc) other than newline and tab; NUL among them,
-    /// which PostgreSQL text cannot hold.
-    static func containsForbiddenControl(_ text: String) -> Bool {
-        text.unicodeScalars.contains { scalar in
-            scalar.properties.generalCategory == .control && scalar != "\n" && scalar != "\t"
-        }
-    }
-
     static func visibility(_ raw: String) -> Result<Note.Visibility, Problem> {
         guard let visibility = Note.Visibility(rawValue: raw) else { return .failure(Problem("must be public or private")) }
         return .success(visibility)
-    }
-
-    /// Parses an id as the API spells it: decimal digits, positive, fitting in a bigint.
-    static func id(_ text: some StringProtocol) -> Int64? {
-        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-            let value = Int64(text), value > 0
-        else { return nil }
-        return value
     }
 
     /// Reads `lat` and `lng` from a note body: finite numbers in WGS 84 range.
@@ -58,7 +42,7 @@ enum NoteRules {
             return .none
         }
         guard let text = reader.string("place_id", nullable: true) else { return .some(nil) }
-        guard let id = id(text) else {
+        guard let id = ResourceID.parse(text) else {
             reader.fail("place_id", "must be a place id (a string of digits) or null")
             return .none
         }

@@ -1,10 +1,14 @@
+import Credentials
 import Hummingbird
 import Postgres
 import Prometheus
 
 /// `/healthz`, `/readyz` and `/metrics`: for load balancers, orchestrators and Prometheus.
 struct OperationsController {
-    let services: AppServices
+    let pool: PostgresPool
+    let migrator: PostgresMigrator
+    let hashing: HashingPool
+    let events: EventHub
     let registry: PrometheusCollectorRegistry
 
     func register(on router: Router<AppRequestContext>) {
@@ -17,7 +21,7 @@ struct OperationsController {
     @Sendable func ready(_ request: Request, context: AppRequestContext) async throws -> Response {
         let status: PostgresMigrator.Status
         do {
-            status = try await services.migrator.status(pool: services.pool)
+            status = try await migrator.status(pool: pool)
         } catch {
             context.logger.warning("readiness check failed", metadata: ["error": .string(String(reflecting: error))])
             throw AppError.unavailable()
@@ -40,19 +44,19 @@ struct OperationsController {
 
     @Sendable func metrics(_ request: Request, context: AppRequestContext) async throws -> Response {
         // Pool figures are read at scrape time rather than kept up to date on every checkout.
-        let statistics = services.pool.statistics
+        let statistics = pool.statistics
         registry.makeGauge(descriptor: .init(metricName: "lr_db_pool_open", unitName: "", helpText: "Database connections open")).set(Int64(statistics.open))
         registry.makeGauge(descriptor: .init(metricName: "lr_db_pool_in_use", unitName: "", helpText: "Database connections lent out")).set(Int64(statistics.inUse))
         registry.makeGauge(descriptor: .init(metricName: "lr_db_pool_idle", unitName: "", helpText: "Database connections idle")).set(Int64(statistics.idle))
         registry.makeGauge(descriptor: .init(metricName: "lr_db_pool_waiting", unitName: "", helpText: "Requests waiting for a database connection")).set(Int64(statistics.waiting))
-        registry.makeGauge(descriptor: .init(metricName: "lr_password_hashing_in_flight", unitName: "", helpText: "scrypt operations running")).set(Int64(services.hashing.inFlight))
-        registry.makeGauge(descriptor: .init(metricName: "lr_password_hashing_waiting", unitName: "", helpText: "scrypt operations queued")).set(Int64(services.hashing.waiting))
+        registry.makeGauge(descriptor: .init(metricName: "lr_password_hashing_in_flight", unitName: "", helpText: "scrypt operations running")).set(Int64(hashing.inFlight))
+        registry.makeGauge(descriptor: .init(metricName: "lr_password_hashing_waiting", unitName: "", helpText: "scrypt operations queued")).set(Int64(hashing.waiting))
         registry.makeGauge(descriptor: .init(metricName: "lr_event_streams_open", unitName: "", helpText: "Open /v1/events streams"))
-            .set(Int64(services.events.openStreams))
+            .set(Int64(events.openStreams))
         registry.makeGauge(descriptor: .init(metricName: "lr_event_log_horizon", unitName: "", helpText: "Event id up to which the log is final"))
-            .set(services.events.currentHead)
+            .set(events.currentHead)
         registry.makeGauge(descriptor: .init(metricName: "lr_event_log_polls", unitName: "", helpText: "Reads of the event log's horizon since start"))
-            .set(Int64(services.events.polls))
+            .set(Int64(events.polls))
         var buffer = [UInt8]()
         registry.emit(into: &buffer)
         return Response(

@@ -1,8 +1,7 @@
 import Foundation
-import Postgres
 
 /// A named landmark as the API shows it: `default` (curated by an operator) or `custom` (added by a user).
-struct Place: JSONWritable, Sendable {
+struct Place: JSONResponse {
     let id: Int64
     let name: String
     let lat: Double
@@ -10,38 +9,11 @@ struct Place: JSONWritable, Sendable {
     let kind: String
     /// Who added a custom place, shown as a note's `author` is; nil for default places and
     /// once the creator's account is deleted.
-    let createdBy: Note.Author?
+    let createdBy: UserSummary?
     /// Notes about the place that the caller may see.
     let noteCount: Int
     let createdAt: Date
     var distance: Double?
-
-    /// The columns `init(row:)` reads over `p` (places); `viewer` decides which notes count.
-    static func columns(viewer: Int64) -> PostgresQuery {
-        """
-        p.id, p.name, ST_Y(p.location::geometry), ST_X(p.location::geometry), p.kind, p.created_by,
-        (SELECT count(*) FROM tenant_notes n
-         WHERE n.tenant_id = p.tenant_id AND n.place_id = p.id AND (n.visibility = 'public' OR n.user_id = \(viewer))),
-        p.created_at,
-        (SELECT cu.username FROM tenant_users cu WHERE cu.tenant_id = p.tenant_id AND cu.id = p.created_by)
-        """
-    }
-
-    static let columnCount = 9
-
-    init(row: PostgresRow) throws {
-        // Column by column, as `Note.init(row:viewer:)` and for the same reason.
-        id = try row.decode(Int64.self, column: 0)
-        name = try row.decode(String.self, column: 1)
-        lat = try row.decode(Double.self, column: 2)
-        lng = try row.decode(Double.self, column: 3)
-        kind = try row.decode(String.self, column: 4)
-        let creatorID = try row.decode(Int64?.self, column: 5)
-        noteCount = try row.decode(Int.self, column: 6)
-        createdAt = try row.decode(Date.self, column: 7)
-        let creatorName = try row.decode(String?.self, column: 8)
-        createdBy = creatorID.flatMap { id in creatorName.map { Note.Author(id: id, username: $0) } }
-    }
 
     // Ids are strings; created_by is always present ({id, username} like a note's author;
     // null for default places and after the creator's account is gone), distance_m only
@@ -78,9 +50,11 @@ struct Place: JSONWritable, Sendable {
 
 /// The name rule: 1–100 characters after trimming, no control characters.
 enum PlaceRules {
+    static let nameProblem = "must be 1 to 100 characters, without control characters"
+
     static func name(_ raw: String) -> String? {
         let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...100).contains(trimmed.unicodeScalars.count), !NoteRules.containsForbiddenControl(trimmed),
+        guard (1...100).contains(trimmed.unicodeScalars.count), !TextRules.containsForbiddenControl(trimmed),
             !trimmed.contains("\n"), !trimmed.contains("\t")
         else { return nil }
         return trimmed

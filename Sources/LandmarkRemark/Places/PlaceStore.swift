@@ -1,7 +1,37 @@
+import Foundation
 import Postgres
 
 /// The places table, always as the caller's tenant: in its transaction, or read as statements alone.
 struct PlaceStore: Sendable {
+    /// The columns `place(from:)` reads over `p` (places); `viewer` decides which notes count.
+    static func placeColumns(viewer: Int64) -> PostgresQuery {
+        """
+        p.id, p.name, ST_Y(p.location::geometry), ST_X(p.location::geometry), p.kind, p.created_by,
+        (SELECT count(*) FROM tenant_notes n
+         WHERE n.tenant_id = p.tenant_id AND n.place_id = p.id AND (n.visibility = 'public' OR n.user_id = \(viewer))),
+        p.created_at,
+        (SELECT cu.username FROM tenant_users cu WHERE cu.tenant_id = p.tenant_id AND cu.id = p.created_by)
+        """
+    }
+
+    static let placeColumnCount = 9
+
+    static func place(from row: PostgresRow) throws -> Place {
+        // Column by column with concrete types, as `NoteStore.note(from:viewer:)` and for the same reason.
+        let id = try row.decode(Int64.self, column: 0)
+        let name = try row.decode(String.self, column: 1)
+        let lat = try row.decode(Double.self, column: 2)
+        let lng = try row.decode(Double.self, column: 3)
+        let kind = try row.decode(String.self, column: 4)
+        let creatorID = try row.decode(Int64?.self, column: 5)
+        let noteCount = try row.decode(Int.self, column: 6)
+        let createdAt = try row.decode(Date.self, column: 7)
+        let creatorName = try row.decode(String?.self, column: 8)
+        let createdBy = creatorID.flatMap { id in creatorName.map { UserSummary(id: id, username: $0) } }
+        return Place(
+            id: id, name: name, lat: lat, lng: lng, kind: kind, createdBy: createdBy, noteCount: noteCount, createdAt: createdAt)
+    }
+
     func create(tenantID: Int64, creatorID: Int64, name: String, lat: Double, lng: Double, on connection: PostgresConnection) async throws -> Place {
         let rows = try await connection.query("""
             INSERT INTO places (tenant_id, name, location, kind, created_by)
@@ -9,29 +39,30 @@ struct PlaceStore: Sendable {
             RETURNING id
             """)
         let id = try rows[0].decode(Int64.self, column: 0)
+        // The row was inserted in this transaction, so it is there to read.
         guard let place = try await find(tenantID: tenantID, id: id, viewer: creatorID, on: connection) else {
-            throw AppError.internalError
+            throw PlaceError.notFound
         }
         return place
     }
 
     func find(tenantID: Int64, id: Int64, viewer: Int64, on connection: some PostgresQuerying) async throws -> Place? {
         let rows = try await connection.query("""
-            SELECT \(Place.columns(viewer: viewer)) FROM tenant_places p WHERE p.tenant_id = \(tenantID) AND p.id = \(id)
+            SELECT \(Self.placeColumns(viewer: viewer)) FROM tenant_places p WHERE p.tenant_id = \(tenantID) AND p.id = \(id)
             """)
-        return try rows.first.map(Place.init(row:))
+        return try rows.first.map(Self.place(from:))
     }
 
-    /// Checks that `id` is a custom place created by `userID`: `404` when there is
-    /// no such place in the tenant, `403` for default places and others' places.
+    /// Checks that `id` is a custom place created by `userID`: `notFound` when there is
+    /// no such place in the tenant, `curated` for default places, `notCreator` for others' places.
     func requireEditable(tenantID: Int64, id: Int64, userID: Int64, on connection: PostgresConnection) async throws {
         let rows = try await connection.query("""
             SELECT kind, created_by FROM places WHERE tenant_id = \(tenantID) AND id = \(id) FOR UPDATE
             """)
-        guard let row = rows.first else { throw AppError.notFound("place") }
+        guard let row = rows.first else { throw PlaceError.notFound }
         let (kind, creator) = try row.decode((String, Int64?).self)
-        guard kind == "custom" else { throw AppError.forbidden("default places are curated by the operator and cannot be changed") }
-        guard creator == userID else { throw AppError.forbidden("only the creator of a place can change it") }
+        guard kind == "custom" else { throw PlaceError.curated }
+        guard creator == userID else { throw PlaceError.notCreator }
     }
 
     func rename(tenantID: Int64, id: Int64, name: String, on connection: PostgresConnection) async throws {

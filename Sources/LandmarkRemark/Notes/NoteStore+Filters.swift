@@ -1,28 +1,28 @@
 import Postgres
 
-extension NoteFilters {
+extension NoteStore {
     /// The WHERE condition over `n` (a row of `tenant_notes`) for what `viewer` may see
     /// and these filters ask for. Every value is a bound parameter.
     ///
     /// The tenant is named although the view already limits rows to it, so the
     /// `(tenant_id, …)` indexes get an equality on their first column.
-    func condition(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+    static func condition(_ filters: NoteFilters, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         var sql: PostgresQuery = """
             n.tenant_id = \(tenantID)
               AND (n.visibility = 'public' OR n.user_id = \(viewerID))
             """
-        if let near, let radius {
+        if let near = filters.near, let radius = filters.radius {
             // ST_DWithin on geography measures on the spheroid; its index support expands
             // the point into a box the GiST index on (tenant_id, location) answers.
             sql.append("\n  AND ST_DWithin(n.location, \(near.geography), \(radius))")
         }
-        if let bbox {
+        if let bbox = filters.bbox {
             sql.append("\n  AND \(bbox.condition(alias: "n"))")
         }
-        if let search {
+        if let search = filters.search {
             sql.append("\n  AND \(searchCondition(search, tenantID: tenantID))")
         }
-        switch author {
+        switch filters.author {
         case .none: break
         case .me: sql.append("\n  AND n.user_id = \(viewerID)")
         case .others: sql.append("\n  AND n.user_id <> \(viewerID)")
@@ -35,7 +35,7 @@ extension NoteFilters {
                                    WHERE au.tenant_id = \(tenantID) AND lower(au.username) = lower(\(name)))
                 """)
         }
-        if let placeID {
+        if let placeID = filters.placeID {
             sql.append("\n  AND n.place_id = \(placeID)")
         }
         return sql
@@ -46,8 +46,8 @@ extension NoteFilters {
     /// hands the note query their ids as a value: planned for that value, `user_id =
     /// ANY(ids)` is estimated exactly (often: no one), where a subquery's result is a
     /// guess that can talk the planner out of the body's trigram index.
-    func resolved(tenantID: Int64, on connection: some PostgresQuerying) async throws -> NoteFilters {
-        guard var search, search.field != .body else { return self }
+    func resolvingUsernames(_ filters: NoteFilters, tenantID: Int64, on connection: some PostgresQuerying) async throws -> NoteFilters {
+        guard var search = filters.search, search.field != .body else { return filters }
         // Prepared: every pattern gets the same plan, the users' trigram index (0.1-2 ms on
         // 10,000 users, 9 ms for a one-letter pattern that matches most), and no search
         // pays 0.2-1.2 ms to plan it again (bench/results/2026-11-23-full.md).
@@ -56,7 +56,7 @@ extension NoteFilters {
             WHERE u.tenant_id = \(tenantID) AND u.username ILIKE \(search.pattern)
             """
         search.userIDs = try await connection.query(query).map { try $0.decode(Int64.self, column: 0) }
-        var resolved = self
+        var resolved = filters
         resolved.search = search
         return resolved
     }
@@ -65,7 +65,7 @@ extension NoteFilters {
     /// on `(tenant_id, body)`; usernames were matched beforehand (`resolved`), and their
     /// notes are found through the `(tenant_id, user_id, …)` index. For `in=all` the
     /// planner ORs the two bitmap scans.
-    private func searchCondition(_ search: Search, tenantID: Int64) -> PostgresQuery {
+    private static func searchCondition(_ search: NoteFilters.Search, tenantID: Int64) -> PostgresQuery {
         let body: PostgresQuery = "n.body ILIKE \(search.pattern)"
         let username: PostgresQuery
         switch search.userIDs {
@@ -87,27 +87,4 @@ extension NoteFilters {
         case .all: return "(\(body) OR \(username))"
         }
     }
-
-    /// Whether a newest-first page first walks the newest notes (see `NoteList`): with a
-    /// viewport or a search of note text, unless an author or a place already narrows the
-    /// notes to an index of their own. (A username search alone has its authors' ids, and
-    /// the statement planned for them picks the author index or the walk.)
-    var walksNewestFirst: Bool {
-        guard bbox != nil || searchesText, placeID == nil else { return false }
-        switch author {
-        case .none, .others: return true
-        case .me, .user, .username: return false
-        }
-    }
-
-    /// Whether `q` looks at note text (`in=body` or `all`).
-    var searchesText: Bool { search.map { $0.field != .username } ?? false }
-
-    /// Whether a nearest-first page filters on something its KNN walk cannot use, and so
-    /// walks a bounded number of notes before it sorts the matches instead (see `NoteList`).
-    var narrowsNearest: Bool { search != nil || author != nil || bbox != nil || placeID != nil }
-
-    /// Search patterns make good and bad plans depend on the text, so such statements
-    /// are planned for their own values each time rather than prepared once.
-    var needsCustomPlan: Bool { search != nil }
 }

@@ -30,7 +30,7 @@ struct UserStore: Sendable {
         return try decode(row, from: first)
     }
 
-    /// Inserts a user; a case-insensitive clash becomes `409 username_taken` or `email_taken`.
+    /// Inserts a user; a case-insensitive clash becomes `AccountError.usernameTaken` or `.emailTaken`.
     func create(tenantID: Int64, username: String, email: String?, passwordHash: String, on connection: PostgresConnection) async throws -> UserRecord {
         do {
             let rows = try await connection.query("""
@@ -65,6 +65,34 @@ struct UserStore: Sendable {
         return try rows.first.map { try Self.decode($0) }
     }
 
+    /// The caller's own account with its counts; nil once the account is gone.
+    func me(tenantID: Int64, id: Int64, on connection: PostgresConnection) async throws -> Me? {
+        let rows = try await connection.query("""
+            SELECT u.id, u.username, u.email, u.created_at,
+                   (SELECT count(*) FROM notes n WHERE n.tenant_id = u.tenant_id AND n.user_id = u.id),
+                   (SELECT count(*) FROM places p WHERE p.tenant_id = u.tenant_id AND p.created_by = u.id)
+            FROM users u
+            WHERE u.tenant_id = \(tenantID) AND u.id = \(id)
+            """)
+        guard let row = rows.first else { return nil }
+        let (id, username, email, created, notes, places) = try row.decode((Int64, String, String?, Date, Int, Int).self)
+        return Me(id: id, username: username, email: email, createdAt: created, noteCount: notes, placeCount: places)
+    }
+
+    /// An active user's public profile, by name ignoring case; `note_count` counts public notes only.
+    func publicProfile(tenantID: Int64, username: String, on connection: PostgresConnection) async throws -> PublicProfile? {
+        let rows = try await connection.query("""
+            SELECT u.id, u.username, u.created_at,
+                   (SELECT count(*) FROM notes n
+                    WHERE n.tenant_id = u.tenant_id AND n.user_id = u.id AND n.visibility = 'public')
+            FROM users u
+            WHERE u.tenant_id = \(tenantID) AND lower(u.username) = lower(\(username)) AND u.disabled_at IS NULL
+            """)
+        guard let row = rows.first else { return nil }
+        let (id, name, created, notes) = try row.decode((Int64, String, Date, Int).self)
+        return PublicProfile(id: id, username: name, createdAt: created, noteCount: notes)
+    }
+
     func updateEmail(tenantID: Int64, id: Int64, email: String?, on connection: PostgresConnection) async throws {
         do {
             try await connection.query("UPDATE users SET email = \(email) WHERE tenant_id = \(tenantID) AND id = \(id)")
@@ -83,8 +111,8 @@ struct UserStore: Sendable {
     }
 
     static func mapConflict(_ error: PostgresError) -> Error {
-        if error.isUniqueViolation(constraint: "users_username_key") { return AppError.usernameTaken }
-        if error.isUniqueViolation(constraint: "users_email_key") { return AppError.emailTaken }
+        if error.isUniqueViolation(constraint: "users_username_key") { return AccountError.usernameTaken }
+        if error.isUniqueViolation(constraint: "users_email_key") { return AccountError.emailTaken }
         return error
     }
 }

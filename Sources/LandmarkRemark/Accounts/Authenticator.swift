@@ -25,14 +25,15 @@ struct Authenticator: RouterMiddleware {
             """)
         guard let row = rows.first else { throw AppError.unauthenticated }
         let (tenantID, slug, userID, username, sessionID) = try row.decode((Int64, String, Int64, String, Int64).self)
-        if let named = request.headers[.xTenant], named != slug { throw AppError.tenantMismatch }
+        if let named = request.headers[.xTenant], named != slug { throw TenantError.mismatch }
         context.tenantTag.set(slug)
-        return Identity(tenantID: tenantID, tenantSlug: slug, userID: userID, username: username, sessionID: sessionID)
+        return Identity(
+            tenantID: tenantID, tenantSlug: slug, userID: userID, username: username, sessionID: sessionID, accessTokenHash: hash)
     }
 
     /// The SHA-256 of the request's `Authorization: Bearer lr_at_…` token, as stored; nil
-    /// without a plausible one. Event streams keep it to check the token again as they run.
-    static func accessTokenHash(_ request: Request) -> [UInt8]? {
+    /// without a plausible one.
+    private static func accessTokenHash(_ request: Request) -> [UInt8]? {
         guard let header = request.headers[.authorization] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer", parts[1].hasPrefix("lr_at_"), parts[1].utf8.count <= 128 else {

@@ -1,18 +1,19 @@
 import Credentials
 import Foundation
 
-/// Where the next page starts: the sort key of the last note returned.
+/// Where the next page of a list starts: the sort key of the last item returned. Notes and
+/// places both page this way, on `(created_at, id)` newest first or `(distance, id)` nearest first.
 ///
 /// On the wire it is base64url of 26 bytes: version (1), ordering (1), the query's
 /// filter fingerprint (8), then the key: created_at in microseconds since 1970 or
-/// the spheroid distance as IEEE 754 bits (8), and the note id (8), big-endian.
+/// the spheroid distance as IEEE 754 bits (8), and the item's id (8), big-endian.
 ///
 /// It is not signed, and need not be: it holds only sort-key values, and every page
 /// query still applies the tenant, visibility and filters, so a forged cursor can at
 /// most start the walk at another point of what the caller may see anyway. Anything
 /// that does not decode exactly, or that belongs to another ordering or another set of
 /// filters, is `400 malformed_request`.
-struct NoteCursor: Sendable, Equatable {
+struct KeysetCursor: Sendable, Equatable {
     enum Key: Sendable, Equatable {
         /// Newest first: `(created_at, id)` descending.
         case newest(createdMicros: Int64, id: Int64)

@@ -173,9 +173,12 @@ struct JSONWriter {
 
 extension JSONWritable {
     /// The value as one JSON document.
-    var jsonBuffer: ByteBuffer {
+    var jsonBuffer: ByteBuffer { ByteBuffer(bytes: jsonBytes) }
+
+    /// The same as bytes, for values kept apart from a response (event data, idempotent replays).
+    var jsonBytes: [UInt8] {
         var json = JSONWriter()
         write(to: &json)
-        return ByteBuffer(bytes: json.bytes)
+        return json.bytes
     }
 }

@@ -96,7 +96,7 @@ struct LoginThrottle: Sendable {
                 SELECT ceil(extract(epoch FROM max(blocked_until) - now()))::int8 FROM login_failures
                 WHERE tenant_id = \(tenantID) AND key = ANY(\(keys)) AND blocked_until > now()
                 """)
-            throw AppError.rateLimited(retryAfter: max(1, try blocked.first?.decode(Int?.self, column: 0) ?? 1))
+            throw AccountError.tooManyFailures(retryAfter: max(1, try blocked.first?.decode(Int?.self, column: 0) ?? 1))
         }
         return Attempt(
             user: try UserStore.decodeIfPresent(row, from: 3), pairKey: try row.decode(String.self, column: 2), keys: keys, address: bucket)

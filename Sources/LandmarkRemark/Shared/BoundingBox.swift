@@ -1,5 +1,4 @@
 import Foundation
-import Postgres
 
 /// A map viewport, `min_lng,min_lat,max_lng,max_lat` in degrees. `minLng > maxLng`
 /// means the box crosses the antimeridian (from 170 east across 180 to -170).
@@ -41,44 +40,5 @@ struct BoundingBox: Sendable, Equatable {
         if covers(180), !covers(-180) { ranges.append((-180, -180)) }
         if covers(-180), !covers(180) { ranges.append((180, 180)) }
         return ranges
-    }
-
-    /// The condition "the row `alias` (a note or a place) lies inside the box, edges included".
-    ///
-    /// `&&` against an envelope is what the GiST index on `(tenant_id, location::geometry)`
-    /// answers (planar degrees, so a box is the same rectangle the map shows; see migration
-    /// 0004 for why not geography). It compares single-precision index boxes, so the exact
-    /// degree checks follow as a recheck on the few rows it returns. Across the antimeridian
-    /// the box is two envelopes, and the planner ORs two index scans.
-    ///
-    /// `alias` is a program constant naming the row (`n`, `p`), never input.
-    func condition(alias: String) -> PostgresQuery {
-        let location = "\(alias).location::geometry"
-        var parts: [PostgresQuery] = []
-        for (west, east) in longitudeRanges {
-            parts.append("""
-                (\(unsafeSQL: location) && ST_MakeEnvelope(\(west), \(minLat), \(east), \(maxLat), 4326)
-                 AND ST_X(\(unsafeSQL: location)) BETWEEN \(west) AND \(east))
-                """)
-        }
-        var condition: PostgresQuery = "(("
-        for (index, part) in parts.enumerated() {
-            if index > 0 { condition.append(" OR ") }
-            condition.append(part)
-        }
-        condition.append(") AND ST_Y(\(unsafeSQL: location)) BETWEEN \(minLat) AND \(maxLat))")
-        return condition
-    }
-
-    /// The same box over plain degree columns (the event log's `lat` and `lng`). The names
-    /// are program constants, never input.
-    func condition(latitude: String, longitude: String) -> PostgresQuery {
-        var condition: PostgresQuery = "(\(unsafeSQL: latitude) BETWEEN \(minLat) AND \(maxLat) AND ("
-        for (index, (west, east)) in longitudeRanges.enumerated() {
-            if index > 0 { condition.append(" OR ") }
-            condition.append("\(unsafeSQL: longitude) BETWEEN \(west) AND \(east)")
-        }
-        condition.append("))")
-        return condition
     }
 }

@@ -1,0 +1,94 @@
+/// `POST /v1/auth/signup`.
+struct SignupBody: RequestBody {
+    let username: String
+    let password: String
+    let email: String?
+
+    init?(reading body: inout JSONObjectReader, rules tenant: Tenant) {
+        let username = body.string("username")
+        let password = body.string("password")
+        email = body.string("email", required: false, nullable: true)
+        if let username, let problem = AccountRules.usernameProblem(username) { body.fail("username", problem) }
+        if let email, let problem = AccountRules.emailProblem(email) { body.fail("email", problem) }
+        if let password {
+            for problem in PasswordPolicy.problems(password, username: username ?? "", minimumLength: tenant.minPasswordLength, field: "password") {
+                body.fail(problem.field, problem.message)
+            }
+        }
+        guard let username, let password, body.errors.isEmpty else { return nil }
+        (self.username, self.password) = (username, password)
+    }
+}
+
+/// `POST /v1/auth/login`: `username` is a username or an email.
+struct LoginBody: RequestBody {
+    let login: String
+    let password: String
+
+    init?(reading body: inout JSONObjectReader, rules: Void) {
+        let login = body.string("username")
+        let password = body.string("password")
+        if let login, login.isEmpty || login.unicodeScalars.count > 254 { body.fail("username", "must be 1 to 254 characters") }
+        if let password, password.unicodeScalars.count > PasswordPolicy.maximumLength {
+            body.fail("password", "must be at most \(PasswordPolicy.maximumLength) characters")
+        }
+        guard let login, let password, body.errors.isEmpty else { return nil }
+        (self.login, self.password) = (login, password)
+    }
+}
+
+/// `POST /v1/auth/refresh`. Any string is read; one that cannot be a refresh token is
+/// answered as an unknown one (`refresh_token_invalid`), not as a validation error.
+struct RefreshBody: RequestBody {
+    let refreshToken: String
+
+    init?(reading body: inout JSONObjectReader, rules: Void) {
+        guard let token = body.string("refresh_token") else { return nil }
+        refreshToken = token
+    }
+
+    var isPlausible: Bool { refreshToken.hasPrefix("lr_rt_") && refreshToken.utf8.count <= 128 }
+}
+
+/// `PATCH /v1/me`: a new email (or null), and/or a new password with the current one.
+struct ProfileChange: RequestBody {
+    struct Rules: Sendable {
+        let username: String
+        let minimumPasswordLength: Int
+    }
+
+    /// `.none`: keep; `.some(nil)`: remove.
+    let email: String??
+    let password: (current: String, new: String)?
+
+    init?(reading body: inout JSONObjectReader, rules: Rules) {
+        let changesEmail = body.contains("email")
+        let email = body.string("email", required: false, nullable: true)
+        if let email, let problem = AccountRules.emailProblem(email) { body.fail("email", problem) }
+        var current: String?
+        var new: String?
+        if var password = body.object("password", required: false) {
+            current = password.string("current")
+            new = password.string("new")
+            body.absorb(password)
+        }
+        if let new {
+            for problem in PasswordPolicy.problems(new, username: rules.username, minimumLength: rules.minimumPasswordLength, field: "password.new") {
+                body.fail(problem.field, problem.message)
+            }
+        }
+        guard body.errors.isEmpty else { return nil }
+        self.email = changesEmail ? .some(email) : .none
+        password = current.flatMap { current in new.map { (current, $0) } }
+    }
+}
+
+/// `DELETE /v1/me`: the password, to confirm.
+struct AccountDeletion: RequestBody {
+    let password: String
+
+    init?(reading body: inout JSONObjectReader, rules: Void) {
+        guard let password = body.string("password") else { return nil }
+        self.password = password
+    }
+}

@@ -1,0 +1,90 @@
+import Hummingbird
+import Postgres
+
+/// `GET/PATCH/DELETE /v1/me` and `GET /v1/users/{username}`.
+struct UsersController {
+    let pool: PostgresPool
+    let tenants: TenantStore
+    let users: UserStore
+    let sessions: SessionStore
+    let login: LoginService
+    let hashing: PasswordHashing
+    let bodyLimit: Int
+
+    var meEndpoints: RouteCollection<AppRequestContext> {
+        RouteCollection(context: AppRequestContext.self)
+            .get(use: me)
+            .patch(use: updateMe)
+            .delete(use: deleteMe)
+    }
+
+    var userEndpoints: RouteCollection<AppRequestContext> {
+        RouteCollection(context: AppRequestContext.self)
+            .get(":username", use: profile)
+    }
+
+    @Sendable func me(_ request: Request, context: AppRequestContext) async throws -> Me {
+        let identity = try context.requireIdentity()
+        return try await pool.withTenantTransaction(identity.tenantID) { try await loadMe(identity, on: $0) }
+    }
+
+    /// Changes email and/or password. A password change needs the current one
+    /// (a wrong one is `401` and counts as a failed login) and ends every other session.
+    @Sendable func updateMe(_ request: Request, context: AppRequestContext) async throws -> Me {
+        var request = request
+        let identity = try context.requireIdentity()
+        guard let tenant = try await tenants.find(id: identity.tenantID) else { throw AccountError.sessionEnded }
+        let rules = ProfileChange.Rules(username: identity.username, minimumPasswordLength: tenant.minPasswordLength)
+        let change = try await request.decode(ProfileChange.self, rules: rules, context: context, limit: bodyLimit)
+        var newHash: String?
+        if let password = change.password {
+            _ = try await login.verifiedUser(
+                tenantID: tenant.id, login: identity.username, password: password.current, address: context.clientAddress)
+            newHash = try await hashing.hash(password.new)
+        }
+        return try await pool.withTenantTransaction(identity.tenantID) { connection in
+            if case .some(let email) = change.email {
+                try await users.updateEmail(tenantID: identity.tenantID, id: identity.userID, email: email, on: connection)
+            }
+            if let newHash {
+                try await users.updatePasswordHash(tenantID: identity.tenantID, id: identity.userID, hash: newHash, on: connection)
+                try await sessions.revokeAll(
+                    tenantID: identity.tenantID, userID: identity.userID, keeping: identity.sessionID,
+                    reason: "password_changed", on: connection)
+            }
+            return try await loadMe(identity, on: connection)
+        }
+    }
+
+    /// Deletes the account after checking its password; sessions and notes go with it.
+    @Sendable func deleteMe(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
+        var request = request
+        let identity = try context.requireIdentity()
+        let body = try await request.decode(AccountDeletion.self, context: context, limit: bodyLimit)
+        _ = try await login.verifiedUser(
+            tenantID: identity.tenantID, login: identity.username, password: body.password, address: context.clientAddress)
+        try await pool.withTenantTransaction(identity.tenantID) { connection in
+            try await users.delete(tenantID: identity.tenantID, id: identity.userID, on: connection)
+        }
+        return .noContent
+    }
+
+    /// Another user's public profile; `note_count` counts public notes only.
+    @Sendable func profile(_ request: Request, context: AppRequestContext) async throws -> PublicProfile {
+        let identity = try context.requireIdentity()
+        let username = try context.parameters.require("username")
+        guard AccountRules.usernameProblem(username) == nil else { throw AccountError.userNotFound }
+        let profile = try await pool.withTenantTransaction(identity.tenantID) { connection in
+            try await users.publicProfile(tenantID: identity.tenantID, username: username, on: connection)
+        }
+        guard let profile else { throw AccountError.userNotFound }
+        return profile
+    }
+
+    private func loadMe(_ identity: Identity, on connection: PostgresConnection) async throws -> Me {
+        guard let me = try await users.me(tenantID: identity.tenantID, id: identity.userID, on: connection) else {
+            throw AccountError.sessionEnded
+        }
+        return me
+    }
+}

@@ -1,0 +1,67 @@
+import Credentials
+import Foundation
+import Logging
+import Postgres
+import ServiceLifecycle
+
+/// The service's parts, made once from the settings: the pools, the stores and services
+/// the controllers are given (each controller only the ones it uses), and the background
+/// services the application runs.
+struct AppParts: Sendable {
+    let configuration: AppConfiguration
+    let pool: PostgresPool
+    let hashingPool: HashingPool
+    let migrator: PostgresMigrator
+    let shares: FairShares
+    /// Fans the event log's progress out to open `/v1/events` streams.
+    let events: EventHub
+    let tenants: TenantStore
+    let users = UserStore()
+    let sessions: SessionStore
+    let hashing: PasswordHashing
+    let login: LoginService
+    let notes = NoteStore()
+    let places = PlaceStore()
+
+    init(configuration: AppConfiguration, logger: Logger) async throws {
+        self.configuration = configuration
+        pool = try PostgresPool(
+            configuration: .init(
+                conninfo: try configuration.requireDatabaseURL(),
+                maxConnections: configuration.poolSize,
+                acquireTimeout: configuration.poolAcquireTimeout,
+                statementTimeout: configuration.statementTimeout),
+            logger: logger)
+        hashingPool = HashingPool(maxConcurrent: configuration.hashConcurrency, queueTimeout: configuration.hashQueueTimeout)
+        hashingPool.start()
+        migrator = try PostgresMigrator(directory: URL(fileURLWithPath: configuration.migrationsDirectory))
+        shares = FairShares(configuration: configuration)
+        events = EventHub(
+            pool: pool, perUser: configuration.eventStreamsPerUser, perProcess: configuration.eventStreamsPerProcess,
+            heartbeat: configuration.eventHeartbeat, pollInterval: configuration.eventPollInterval, logger: logger)
+        tenants = TenantStore(pool: pool)
+        sessions = SessionStore(
+            accessTokenLifetime: configuration.accessTokenLifetime,
+            refreshTokenLifetime: configuration.refreshTokenLifetime,
+            refreshGraceSeconds: configuration.refreshGraceSeconds)
+        let dummy = try await hashingPool.hash(password: Tokens.randomToken(prefix: "dummy_"), parameters: configuration.scrypt)
+        hashing = PasswordHashing(pool: hashingPool, parameters: configuration.scrypt, shares: shares, dummyHash: dummy)
+        login = LoginService(
+            pool: pool,
+            throttle: LoginThrottle(
+                failuresPerPair: configuration.loginFailuresPerUser,
+                failuresPerAccount: configuration.loginFailuresPerAccount,
+                failuresPerAddress: configuration.loginFailuresPerAddress),
+            users: users, hashing: hashing)
+    }
+}
+
+/// Runs the hashing pool's threads for the life of the application.
+struct HashingPoolService: Service {
+    let pool: HashingPool
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await pool.shutdown()
+    }
+}

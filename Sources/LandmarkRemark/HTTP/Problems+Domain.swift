@@ -1,0 +1,88 @@
+import Hummingbird
+
+/// The one place where the features' own errors become problem details. Stores and services
+/// throw these in their own words; `ProblemMiddleware` asks here what a client should hear.
+extension AppError {
+    init?(domain error: any Error) {
+        switch error {
+        case let error as NoteError: self = Self.problem(for: error)
+        case let error as PlaceError: self = Self.problem(for: error)
+        case let error as AccountError: self = Self.problem(for: error)
+        case let error as TenantError: self = Self.problem(for: error)
+        case let error as EventError: self = Self.problem(for: error)
+        default: return nil
+        }
+    }
+
+    private static func problem(for error: NoteError) -> AppError {
+        switch error {
+        case .notFound: .notFound("note")
+        case .notAuthor: .forbidden("only the author of a note can change or delete it")
+        case .changedSince:
+            AppError(
+                .preconditionFailed, code: "precondition_failed", title: "Precondition failed",
+                detail: "If-Match does not match the note's current ETag; fetch the note again")
+        case .unknownPlace: .validation(field: "place_id", "is not a place")
+        case .unknownAuthor: .notFound("user")
+        case .idempotencyKeyReused:
+            AppError(
+                .unprocessableContent, code: "idempotency_key_reused", title: "Idempotency key reused",
+                detail: "this Idempotency-Key was used with a different request; use a new key for a new request")
+        case .idempotencyInProgress:
+            AppError(
+                .conflict, code: "idempotency_in_progress", title: "Idempotent request in progress",
+                detail: "the first request with this Idempotency-Key is still running; retry shortly")
+        }
+    }
+
+    private static func problem(for error: PlaceError) -> AppError {
+        switch error {
+        case .notFound: .notFound("place")
+        case .curated: .forbidden("default places are curated by the operator and cannot be changed")
+        case .notCreator: .forbidden("only the creator of a place can change it")
+        }
+    }
+
+    private static func problem(for error: AccountError) -> AppError {
+        switch error {
+        case .usernameTaken:
+            AppError(
+                .conflict, code: "username_taken", title: "Username taken", detail: "that username is already in use",
+                errors: [FieldError(field: "username", message: "is already in use")])
+        case .emailTaken:
+            AppError(
+                .conflict, code: "email_taken", title: "Email taken", detail: "that email is already in use",
+                errors: [FieldError(field: "email", message: "is already in use")])
+        case .invalidCredentials:
+            AppError(.unauthorized, code: "invalid_credentials", title: "Invalid credentials", detail: "the username or password is wrong")
+        case .tooManyFailures(let seconds): .rateLimited(retryAfter: seconds)
+        case .refreshTokenInvalid:
+            AppError(
+                .unauthorized, code: "refresh_token_invalid", title: "Refresh token invalid",
+                detail: "the refresh token is unknown, expired or revoked")
+        case .refreshTokenReused:
+            AppError(
+                .unauthorized, code: "refresh_token_reused", title: "Refresh token reused",
+                detail: "a retired refresh token was presented again; the session has been ended")
+        case .sessionEnded: .unauthenticated
+        case .userNotFound: .notFound("user")
+        case .hashingBusy: .unavailable(retryAfter: 1)
+        }
+    }
+
+    private static func problem(for error: TenantError) -> AppError {
+        switch error {
+        case .headerMissing: .malformed("the X-Tenant header is required for this call")
+        case .notFound: AppError(.notFound, code: "tenant_not_found", title: "Tenant not found", detail: "X-Tenant names no active tenant")
+        case .mismatch:
+            AppError(.forbidden, code: "tenant_mismatch", title: "Tenant mismatch", detail: "X-Tenant names a tenant other than the access token's")
+        }
+    }
+
+    private static func problem(for error: EventError) -> AppError {
+        switch error {
+        case .tooManyStreams: .rateLimited(retryAfter: 5)
+        case .unavailable: .unavailable()
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Postgres
+
+extension NoteStore {
+    /// Runs a page of a list as the caller's tenant (in its transaction, or as pipelined reads).
+    func page(_ list: NoteList, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Page<Note> {
+        var list = list
+        list.filters = try await resolvingUsernames(list.filters, tenantID: tenantID, on: connection)
+        let rows = try await connection.query(Self.statement(list, tenantID: tenantID, viewerID: viewerID))
+        let nearest = list.filters.near != nil
+        return try list.page.page(from: rows, nearest: nearest, keyColumn: Self.noteColumnCount, fingerprint: list.filters.fingerprint) { row, distance in
+            var note = try Self.note(from: row, viewer: viewerID)
+            note.distance = distance
+            return (note, note.id)
+        }
+    }
+
+    /// The page statement: `limit + 1` rows so the caller learns whether more follow.
+    static func statement(_ list: NoteList, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        let filters = list.filters
+        var query = filters.near.map { nearestStatement(list, from: $0, tenantID: tenantID, viewerID: viewerID) }
+            ?? newestStatement(list, tenantID: tenantID, viewerID: viewerID)
+        // A walking newest-first page decides between its plans as it runs, so one plan fits
+        // every pattern and planning it once per connection saves ~2 ms a search. Authors
+        // matched by name are the exception: PostgreSQL hashes `user_id = ANY(ids)` only when
+        // the array is known at planning (500 ids, compared one by one on every walked row,
+        // cost 8.3 ms a page against 5.7 ms planned each time; bench/results/2026-11-23-search.md).
+        if filters.near == nil && filters.walksNewestFirst {
+            query.prepared = (filters.search?.userIDs ?? []).isEmpty
+        } else {
+            query.prepared = !filters.needsCustomPlan
+        }
+        return query
+    }
+}

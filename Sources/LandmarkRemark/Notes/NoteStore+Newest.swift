@@ -1,0 +1,132 @@
+import Postgres
+
+extension NoteStore {
+    /// How many of the newest notes a walking page looks through first (see `newestStatement`).
+    static let newestWalk = 1000
+    /// How many matches among those make the walk go on (1 in 200): fewer, and the
+    /// matches are rare enough that finding them all through an index is cheaper.
+    static let newestWalkGoesOn = newestWalk / 200
+    /// How many more notes the walk looks through when it goes on, before it asks the index after all.
+    static let newestWalkFurther = 15 * newestWalk
+
+    /// Newest first. The keyset `(created_at, id) < (…)` is a row comparison the
+    /// `(tenant_id, created_at DESC, id DESC)` index starts its scan from, so a deep
+    /// page costs the same as the first. Notes written after the walk began sort
+    /// before the cursor and never shift the pages still to come.
+    ///
+    /// The page is cut before the join to users, so the username is looked up for the
+    /// returned rows only (not for every row a sort looked at); every note has its
+    /// author (a foreign key), so the join never drops a row.
+    ///
+    /// With a viewport or a text search the planner cannot tell how many notes match: PostGIS
+    /// estimates a box from a coarse grid (notes crowd into cities), and an ILIKE pattern is
+    /// estimated from a 100-entry sample of bodies, so a rare word that happens to be in it
+    /// looks like 1 note in 100. Each wrong guess is costly: sorting every note of a dense
+    /// city (1 s on the benchmark's London), or walking a year of notes for a rare word
+    /// (0.4 s). So the statement decides from what it sees, not from estimates (bench/results/
+    /// 2026-11-23-search.md), and the plan is the same for every value, so it is prepared:
+    ///
+    /// 1. `walked`: the matches among the newest `newestWalk` notes (the `notes_newest`
+    ///    index, filtered, stopping at `limit + 1`). Enough of them, or no notes beyond,
+    ///    and that is the page: a common word or a dense box.
+    /// 2. `further`: with at least `newestWalkGoesOn` matches in the walk (1 in 200), the walk
+    ///    goes on from where it stopped (`edge`) through at most `newestWalkFurther` more notes.
+    ///    Walked rows are all newer than `edge`, further ones older, so the walked rows and
+    ///    the first further ones (as many as make `limit + 1`) are the page, when there are
+    ///    that many or the notes ran out.
+    /// 3. `matches`: otherwise the matches are rare: every one of them, through the trigram or
+    ///    spatial index (a CTE without ORDER BY, so an estimate cannot turn it back into a
+    ///    walk), sorted. This branch alone is the page.
+    ///
+    /// Each branch is gated by one-time filters on the counts before it, so a branch that is
+    /// not needed never runs. Either way the rows are exactly the first `limit + 1` matches.
+    static func newestStatement(_ list: NoteList, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        let (filters, limit, cursor) = (list.filters, list.limit, list.cursor)
+        var keyset: PostgresQuery = ""
+        if case .newest(let micros, let id)? = cursor?.key {
+            keyset = "\n  AND (n.created_at, n.id) < (timestamptz 'epoch' + \(micros) * interval '1 microsecond', \(id))"
+        }
+        let condition = Self.condition(filters, tenantID: tenantID, viewerID: viewerID)
+        guard filters.walksNewestFirst else {
+            return """
+                SELECT \(Self.noteColumns), (extract(epoch FROM n.created_at) * 1000000)::bigint
+                FROM (
+                    SELECT n.* FROM tenant_notes n
+                    WHERE \(condition)\(keyset)
+                    ORDER BY n.created_at DESC, n.id DESC
+                    LIMIT \(limit + 1)
+                ) n
+                JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+                ORDER BY n.created_at DESC, n.id DESC
+                """
+        }
+        let rows = limit + 1
+        // The walk's sizes are constants of this code, written into the SQL: a generic plan
+        // must see them (a LIMIT that is a parameter is guessed at a tenth of the table).
+        let walk: PostgresQuery = "\(unsafeSQL: String(Self.newestWalk))"
+        let walkEdge: PostgresQuery = "\(unsafeSQL: String(Self.newestWalk - 1))"
+        let further: PostgresQuery = "\(unsafeSQL: String(Self.newestWalkFurther))"
+        let goesOn: PostgresQuery = "\(unsafeSQL: String(Self.newestWalkGoesOn))"
+        let pastEdge: PostgresQuery = "(n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))"
+        return """
+            WITH walked AS MATERIALIZED (
+                SELECT n.* FROM (
+                    SELECT n.* FROM tenant_notes n
+                    WHERE n.tenant_id = \(tenantID)\(keyset)
+                    ORDER BY n.created_at DESC, n.id DESC
+                    LIMIT \(walk)
+                ) n
+                WHERE \(condition)
+                ORDER BY n.created_at DESC, n.id DESC
+                LIMIT \(rows)
+            ),
+            edge AS MATERIALIZED (
+                SELECT n.created_at, n.id FROM tenant_notes n
+                WHERE n.tenant_id = \(tenantID)\(keyset)
+                ORDER BY n.created_at DESC, n.id DESC
+                OFFSET \(walkEdge) LIMIT 1
+            ),
+            branch AS MATERIALIZED (
+                SELECT CASE WHEN (SELECT count(*) FROM walked) = \(rows) OR NOT EXISTS (SELECT FROM edge) THEN 'walked'
+                            WHEN (SELECT count(*) FROM walked) >= \(goesOn) THEN 'further'
+                            ELSE 'matches' END AS name
+            ),
+            further AS MATERIALIZED (
+                SELECT n.* FROM (
+                    SELECT n.* FROM tenant_notes n
+                    WHERE n.tenant_id = \(tenantID) AND \(pastEdge)
+                      AND (SELECT name FROM branch) = 'further'
+                    ORDER BY n.created_at DESC, n.id DESC
+                    LIMIT \(further)
+                ) n
+                WHERE \(condition)
+                ORDER BY n.created_at DESC, n.id DESC
+                LIMIT (SELECT \(rows) - count(*) FROM walked)
+            ),
+            fallback AS MATERIALIZED (
+                SELECT (SELECT name FROM branch) = 'matches'
+                       OR ((SELECT name FROM branch) = 'further'
+                           AND (SELECT count(*) FROM walked) + (SELECT count(*) FROM further) < \(rows)
+                           AND (SELECT count(*) FROM (SELECT FROM tenant_notes n
+                                                      WHERE n.tenant_id = \(tenantID) AND \(pastEdge)
+                                                      LIMIT \(further)) w) = \(further)) AS needed
+            ),
+            matches AS MATERIALIZED (
+                SELECT n.* FROM tenant_notes n
+                WHERE \(condition)\(keyset)
+                  AND (SELECT needed FROM fallback)
+            ),
+            page AS (
+                SELECT * FROM walked WHERE NOT (SELECT needed FROM fallback)
+                UNION ALL
+                SELECT * FROM further WHERE NOT (SELECT needed FROM fallback)
+                UNION ALL
+                (SELECT * FROM matches ORDER BY created_at DESC, id DESC LIMIT \(rows))
+            )
+            SELECT \(Self.noteColumns), (extract(epoch FROM n.created_at) * 1000000)::bigint
+            FROM page n
+            JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+            ORDER BY n.created_at DESC, n.id DESC
+            """
+    }
+}

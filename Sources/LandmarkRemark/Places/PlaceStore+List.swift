@@ -1,0 +1,77 @@
+import Postgres
+
+extension PlaceStore {
+    /// Runs a page of the list as the caller's tenant (in its transaction, or as pipelined reads).
+    func page(_ list: PlaceList, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Page<Place> {
+        let rows = try await connection.query(Self.statement(list, tenantID: tenantID, viewerID: viewerID))
+        let nearest = list.filters.near != nil
+        return try list.page.page(from: rows, nearest: nearest, keyColumn: Self.placeColumnCount, fingerprint: list.fingerprint) { row, distance in
+            var place = try Self.place(from: row)
+            place.distance = distance
+            return (place, place.id)
+        }
+    }
+
+    /// The page statement: `limit + 1` rows so the caller learns whether more follow.
+    static func statement(_ list: PlaceList, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        var query = list.filters.near.map { nearestStatement(list, from: $0, tenantID: tenantID, viewerID: viewerID) }
+            ?? newestStatement(list, tenantID: tenantID, viewerID: viewerID)
+        query.prepared = list.filters.search == nil
+        return query
+    }
+
+    /// The filters over `p`; ILIKE on the name is served by the trigram index on (tenant_id, name).
+    private static func condition(_ filters: MapFilters, tenantID: Int64) -> PostgresQuery {
+        var sql: PostgresQuery = "p.tenant_id = \(tenantID)"
+        if let near = filters.near, let radius = filters.radius { sql.append("\n  AND ST_DWithin(p.location, \(near.geography), \(radius))") }
+        if let bbox = filters.bbox { sql.append("\n  AND \(bbox.condition(alias: "p"))") }
+        if let search = filters.search { sql.append("\n  AND p.name ILIKE \(search.likePattern)") }
+        return sql
+    }
+
+    /// Newest first, keyset on (created_at, id) like notes, in the order of the
+    /// `places_newest` index (migration 0007): the page is read in order, and the
+    /// per-place note count runs for the returned rows only.
+    private static func newestStatement(_ list: PlaceList, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        let (limit, cursor) = (list.limit, list.cursor)
+        var keyset: PostgresQuery = ""
+        if case .newest(let micros, let id)? = cursor?.key {
+            keyset = "\n  AND (p.created_at, p.id) < (timestamptz 'epoch' + \(micros) * interval '1 microsecond', \(id))"
+        }
+        return """
+            SELECT \(Self.placeColumns(viewer: viewerID)), (extract(epoch FROM p.created_at) * 1000000)::bigint
+            FROM tenant_places p
+            WHERE \(condition(list.filters, tenantID: tenantID))\(keyset)
+            ORDER BY p.created_at DESC, p.id DESC
+            LIMIT \(limit + 1)
+            """
+    }
+
+    /// Nearest first in exact spheroid order: the same two steps as `NoteList`'s nearest
+    /// statement (KNN on the sphere finds a radius that surely holds the page, then the
+    /// rows within it are sorted by spheroid distance and id, the keyset's own key).
+    private static func nearestStatement(_ list: PlaceList, from point: GeoPoint, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        let (limit, cursor) = (list.limit, list.cursor)
+        let origin = point.geography
+        var keyset: PostgresQuery = ""
+        if case .nearest(let distance, let id)? = cursor?.key {
+            keyset = "\n  AND (ST_Distance(p.location, \(origin)), p.id) > (\(distance)::float8, \(id))"
+        }
+        let filter = condition(list.filters, tenantID: tenantID)
+        return """
+            WITH sphere_nearest AS (
+                SELECT ST_Distance(p.location, \(origin)) AS distance
+                FROM tenant_places p
+                WHERE \(filter)\(keyset)
+                ORDER BY p.location <-> \(origin)
+                LIMIT \(limit + 1)
+            )
+            SELECT \(Self.placeColumns(viewer: viewerID)), ST_Distance(p.location, \(origin)) AS distance
+            FROM tenant_places p
+            WHERE \(filter)\(keyset)
+              AND ST_DWithin(p.location, \(origin), (SELECT max(distance) + 0.001 FROM sphere_nearest))
+            ORDER BY distance, p.id
+            LIMIT \(limit + 1)
+            """
+    }
+}

@@ -1,0 +1,60 @@
+import Postgres
+
+/// The body of every list endpoint: `{"items": […], "next_cursor": string or null}`.
+/// `next_cursor` is always present, null on the last page.
+struct Page<Item: JSONWritable & Sendable>: JSONResponse {
+    let items: [Item]
+    let nextCursor: String?
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("items")
+            json.array(items)
+            json.key("next_cursor")
+            json.string(nextCursor)
+        }
+    }
+}
+
+/// What page of a list the client asks for: `limit` (1–200, 50 by default) and `cursor`.
+struct PageRequest: Sendable {
+    static let defaultLimit = 50
+    static let maximumLimit = 200
+
+    let limit: Int
+    let cursor: KeysetCursor?
+
+    /// Reads `limit` and `cursor`; a cursor must come from the same ordering and filters.
+    init(_ parameters: inout QueryParameters, nearest: Bool, fingerprint: [UInt8]) throws {
+        limit = try parameters.integer("limit", in: 1...Self.maximumLimit) ?? Self.defaultLimit
+        cursor = try parameters.string("cursor").map {
+            try KeysetCursor(parameter: $0, nearest: nearest, fingerprint: fingerprint)
+        }
+    }
+
+    /// Cuts a page from rows fetched with `limit + 1`: each row's item, then its sort key in
+    /// column `keyColumn` (the spheroid distance when `nearest`, else `created_at` in
+    /// microseconds). One row more than the page means there is a next page.
+    func page<Item>(
+        from rows: PostgresRows, nearest: Bool, keyColumn: Int, fingerprint: [UInt8],
+        item: (PostgresRow, _ distance: Double?) throws -> (item: Item, id: Int64)
+    ) throws -> Page<Item> {
+        var items: [Item] = []
+        var last: KeysetCursor.Key?
+        for row in rows.prefix(limit) {
+            if nearest {
+                let distance = try row.decode(Double.self, column: keyColumn)
+                let (value, id) = try item(row, distance)
+                items.append(value)
+                last = .nearest(distance: distance, id: id)
+            } else {
+                let micros = try row.decode(Int64.self, column: keyColumn)
+                let (value, id) = try item(row, nil)
+                items.append(value)
+                last = .newest(createdMicros: micros, id: id)
+            }
+        }
+        let next = rows.count > limit ? last.map { KeysetCursor(key: $0).encoded(fingerprint: fingerprint) } : nil
+        return Page(items: items, nextCursor: next)
+    }
+}

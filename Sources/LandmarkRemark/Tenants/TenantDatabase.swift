@@ -1,0 +1,22 @@
+import Postgres
+
+/// The database as one tenant sees it: every feature's statements run through here, so
+/// row-level security (`app.tenant_id`, migration 0002) always holds the request's tenant.
+extension PostgresPool {
+    /// A transaction in which row-level security shows only `tenantID`'s rows: for writes,
+    /// and for reads that must share one snapshot.
+    func withTenantTransaction<T: Sendable>(_ tenantID: Int64, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await withTransaction(settings: Self.tenantSettings(tenantID), body)
+    }
+
+    /// `tenantID`'s reads on one connection, each statement a pipelined implicit transaction of
+    /// its own: one round trip to PostgreSQL where `withTenantTransaction` takes three. For GET
+    /// handlers, whose statements (a username lookup, then a page) need no shared snapshot.
+    func withTenantReads<T: Sendable>(_ tenantID: Int64, _ body: (PostgresStatementsAlone) async throws -> T) async throws -> T {
+        try await withStatementsAlone(settings: Self.tenantSettings(tenantID), body)
+    }
+
+    private static func tenantSettings(_ tenantID: Int64) -> [(String, String)] {
+        [("app.tenant_id", String(tenantID))]
+    }
+}

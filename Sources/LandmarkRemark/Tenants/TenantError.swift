@@ -1,0 +1,9 @@
+/// Why a request names no tenant it can act in (`Problems+Domain.swift` says it in HTTP).
+enum TenantError: Error, Equatable {
+    /// An unauthenticated call without `X-Tenant`.
+    case headerMissing
+    /// `X-Tenant` names no active tenant.
+    case notFound
+    /// `X-Tenant` names a tenant other than the access token's.
+    case mismatch
+}
