@@ -45,12 +45,11 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     OpenAPIController(path: configuration.openAPIPath).register(on: router)
 
     let limit = configuration.bodyLimitBytes
-    let auth = AuthController(
+    let accounts = AccountServices(
         pool: parts.pool, tenants: parts.tenants, users: parts.users, sessions: parts.sessions, login: parts.login,
-        hashing: parts.hashing, bodyLimit: limit)
-    let users = UsersController(
-        pool: parts.pool, tenants: parts.tenants, users: parts.users, sessions: parts.sessions, login: parts.login,
-        hashing: parts.hashing, bodyLimit: limit)
+        hashing: parts.hashing)
+    let auth = AuthController(accounts: accounts, bodyLimit: limit)
+    let users = UsersController(accounts: accounts, bodyLimit: limit)
     let notes = NotesController(pool: parts.pool, store: parts.notes, bodyLimit: limit)
     let places = PlacesController(pool: parts.pool, store: parts.places, bodyLimit: limit)
     let events = EventsController(

@@ -3,13 +3,9 @@ import Postgres
 
 /// `POST /v1/auth/signup`, `/login`, `/refresh`, `/logout`.
 struct AuthController {
-    let pool: PostgresPool
-    let tenants: TenantStore
-    let users: UserStore
-    let sessions: SessionStore
-    let login: LoginService
-    let hashing: PasswordHashing
+    let accounts: AccountServices
     let bodyLimit: Int
+
 
     var endpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
@@ -28,11 +24,11 @@ struct AuthController {
         var request = request
         let tenant = try await tenant(of: request, context: context)
         let body = try await request.decode(SignupBody.self, rules: tenant, context: context, limit: bodyLimit)
-        let hash = try await hashing.hash(body.password)
+        let hash = try await accounts.hashing.hash(body.password)
         let userAgent = request.headers[.userAgent]
-        let response = try await pool.withTenantTransaction(tenant.id) { connection in
-            let user = try await users.create(tenantID: tenant.id, username: body.username, email: body.email, passwordHash: hash, on: connection)
-            let tokens = try await sessions.create(tenantID: tenant.id, userID: user.id, userAgent: userAgent, on: connection)
+        let response = try await accounts.pool.withTenantTransaction(tenant.id) { connection in
+            let user = try await accounts.users.create(tenantID: tenant.id, username: body.username, email: body.email, passwordHash: hash, on: connection)
+            let tokens = try await accounts.sessions.create(tenantID: tenant.id, userID: user.id, userAgent: userAgent, on: connection)
             return TokenResponse(user: user, tokens: tokens)
         }
         return EditedResponse(status: .created, response: response)
@@ -42,10 +38,10 @@ struct AuthController {
         var request = request
         let tenant = try await tenant(of: request, context: context)
         let body = try await request.decode(LoginBody.self, context: context, limit: bodyLimit)
-        let user = try await login.verifiedUser(tenantID: tenant.id, login: body.login, password: body.password, address: context.clientAddress)
+        let user = try await accounts.login.verifiedUser(tenantID: tenant.id, login: body.login, password: body.password, address: context.clientAddress)
         let userAgent = request.headers[.userAgent]
-        let tokens = try await pool.withTenantTransaction(tenant.id) { connection in
-            try await sessions.create(tenantID: tenant.id, userID: user.id, userAgent: userAgent, on: connection)
+        let tokens = try await accounts.pool.withTenantTransaction(tenant.id) { connection in
+            try await accounts.sessions.create(tenantID: tenant.id, userID: user.id, userAgent: userAgent, on: connection)
         }
         return TokenResponse(user: user, tokens: tokens)
     }
@@ -55,10 +51,10 @@ struct AuthController {
         let tenant = try await tenant(of: request, context: context)
         let body = try await request.decode(RefreshBody.self, context: context, limit: bodyLimit)
         guard body.isPlausible else { throw AccountError.refreshTokenInvalid }
-        let outcome = try await pool.withTenantTransaction(tenant.id) { connection -> (SessionStore.RefreshOutcome, UserRecord?) in
-            let outcome = try await sessions.refresh(tenantID: tenant.id, refreshToken: body.refreshToken, on: connection)
+        let outcome = try await accounts.pool.withTenantTransaction(tenant.id) { connection -> (SessionStore.RefreshOutcome, UserRecord?) in
+            let outcome = try await accounts.sessions.refresh(tenantID: tenant.id, refreshToken: body.refreshToken, on: connection)
             guard case .issued(let userID, _) = outcome else { return (outcome, nil) }
-            return (outcome, try await users.find(tenantID: tenant.id, id: userID, on: connection))
+            return (outcome, try await accounts.users.find(tenantID: tenant.id, id: userID, on: connection))
         }
         switch outcome {
         case (.issued(_, let tokens), let user?): return TokenResponse(user: user, tokens: tokens)
@@ -77,12 +73,12 @@ struct AuthController {
         default: throw AppError.malformed("all must be true or false")
         }
         try parameters.finish()
-        try await pool.withTenantTransaction(identity.tenantID) { connection in
+        try await accounts.pool.withTenantTransaction(identity.tenantID) { connection in
             if all {
-                try await sessions.revokeAll(
+                try await accounts.sessions.revokeAll(
                     tenantID: identity.tenantID, userID: identity.userID, keeping: nil, reason: "logout_all", on: connection)
             } else {
-                try await sessions.revoke(tenantID: identity.tenantID, sessionID: identity.sessionID, reason: "logout", on: connection)
+                try await accounts.sessions.revoke(tenantID: identity.tenantID, sessionID: identity.sessionID, reason: "logout", on: connection)
             }
         }
         return .noContent
@@ -90,7 +86,7 @@ struct AuthController {
 
     /// The tenant an unauthenticated call names with `X-Tenant`, noted for the request's log line.
     private func tenant(of request: Request, context: AppRequestContext) async throws -> Tenant {
-        let tenant = try await tenants.active(named: request.headers[.xTenant])
+        let tenant = try await accounts.tenants.active(named: request.headers[.xTenant])
         context.tenantTag.set(tenant.slug)
         return tenant
     }

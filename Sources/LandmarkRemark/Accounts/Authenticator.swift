@@ -19,16 +19,10 @@ struct Authenticator: RouterMiddleware {
 
     func authenticate(_ request: Request, context: Context) async throws -> Identity {
         guard let hash = Self.accessTokenHash(request) else { throw AppError.unauthenticated }
-        let rows = try await pool.query("""
-            SELECT tenant_id, tenant_slug, user_id, username, session_id
-            FROM authenticate_access_token(\(PostgresBytes(hash)))
-            """)
-        guard let row = rows.first else { throw AppError.unauthenticated }
-        let (tenantID, slug, userID, username, sessionID) = try row.decode((Int64, String, Int64, String, Int64).self)
-        if let named = request.headers[.xTenant], named != slug { throw TenantError.mismatch }
-        context.tenantTag.set(slug)
-        return Identity(
-            tenantID: tenantID, tenantSlug: slug, userID: userID, username: username, sessionID: sessionID, accessTokenHash: hash)
+        guard let identity = try await SessionStore.identity(accessTokenHash: hash, on: pool) else { throw AppError.unauthenticated }
+        if let named = request.headers[.xTenant], named != identity.tenantSlug { throw TenantError.mismatch }
+        context.tenantTag.set(identity.tenantSlug)
+        return identity
     }
 
     /// The SHA-256 of the request's `Authorization: Bearer lr_at_…` token, as stored; nil

@@ -24,6 +24,20 @@ struct SessionStore: Sendable {
         case reused
     }
 
+    /// Who holds the access token with this SHA-256, if it is live: not expired, session not
+    /// revoked, user and tenant not disabled. The one lookup that runs before the tenant is
+    /// known, so it goes through a SECURITY DEFINER function (migration 0003).
+    static func identity(accessTokenHash hash: [UInt8], on pool: PostgresPool) async throws -> Identity? {
+        let rows = try await pool.query("""
+            SELECT tenant_id, tenant_slug, user_id, username, session_id
+            FROM authenticate_access_token(\(PostgresBytes(hash)))
+            """)
+        guard let row = rows.first else { return nil }
+        let (tenantID, slug, userID, username, sessionID) = try row.decode((Int64, String, Int64, String, Int64).self)
+        return Identity(
+            tenantID: tenantID, tenantSlug: slug, userID: userID, username: username, sessionID: sessionID, accessTokenHash: hash)
+    }
+
     func create(tenantID: Int64, userID: Int64, userAgent: String?, on connection: PostgresConnection) async throws -> IssuedTokens {
         let rows = try await connection.query("""
             INSERT INTO sessions (tenant_id, user_id, user_agent, expires_at)

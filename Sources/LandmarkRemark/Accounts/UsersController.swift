@@ -3,13 +3,9 @@ import Postgres
 
 /// `GET/PATCH/DELETE /v1/me` and `GET /v1/users/{username}`.
 struct UsersController {
-    let pool: PostgresPool
-    let tenants: TenantStore
-    let users: UserStore
-    let sessions: SessionStore
-    let login: LoginService
-    let hashing: PasswordHashing
+    let accounts: AccountServices
     let bodyLimit: Int
+
 
     var meEndpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
@@ -25,7 +21,7 @@ struct UsersController {
 
     @Sendable func me(_ request: Request, context: AppRequestContext) async throws -> Me {
         let identity = try context.requireIdentity()
-        return try await pool.withTenantTransaction(identity.tenantID) { try await loadMe(identity, on: $0) }
+        return try await accounts.pool.withTenantTransaction(identity.tenantID) { try await loadMe(identity, on: $0) }
     }
 
     /// Changes email and/or password. A password change needs the current one
@@ -33,22 +29,22 @@ struct UsersController {
     @Sendable func updateMe(_ request: Request, context: AppRequestContext) async throws -> Me {
         var request = request
         let identity = try context.requireIdentity()
-        guard let tenant = try await tenants.find(id: identity.tenantID) else { throw AccountError.sessionEnded }
+        guard let tenant = try await accounts.tenants.find(id: identity.tenantID) else { throw AccountError.sessionEnded }
         let rules = ProfileChange.Rules(username: identity.username, minimumPasswordLength: tenant.minPasswordLength)
         let change = try await request.decode(ProfileChange.self, rules: rules, context: context, limit: bodyLimit)
         var newHash: String?
         if let password = change.password {
-            _ = try await login.verifiedUser(
+            _ = try await accounts.login.verifiedUser(
                 tenantID: tenant.id, login: identity.username, password: password.current, address: context.clientAddress)
-            newHash = try await hashing.hash(password.new)
+            newHash = try await accounts.hashing.hash(password.new)
         }
-        return try await pool.withTenantTransaction(identity.tenantID) { connection in
+        return try await accounts.pool.withTenantTransaction(identity.tenantID) { connection in
             if case .some(let email) = change.email {
-                try await users.updateEmail(tenantID: identity.tenantID, id: identity.userID, email: email, on: connection)
+                try await accounts.users.updateEmail(tenantID: identity.tenantID, id: identity.userID, email: email, on: connection)
             }
             if let newHash {
-                try await users.updatePasswordHash(tenantID: identity.tenantID, id: identity.userID, hash: newHash, on: connection)
-                try await sessions.revokeAll(
+                try await accounts.users.updatePasswordHash(tenantID: identity.tenantID, id: identity.userID, hash: newHash, on: connection)
+                try await accounts.sessions.revokeAll(
                     tenantID: identity.tenantID, userID: identity.userID, keeping: identity.sessionID,
                     reason: "password_changed", on: connection)
             }
@@ -61,10 +57,10 @@ struct UsersController {
         var request = request
         let identity = try context.requireIdentity()
         let body = try await request.decode(AccountDeletion.self, context: context, limit: bodyLimit)
-        _ = try await login.verifiedUser(
+        _ = try await accounts.login.verifiedUser(
             tenantID: identity.tenantID, login: identity.username, password: body.password, address: context.clientAddress)
-        try await pool.withTenantTransaction(identity.tenantID) { connection in
-            try await users.delete(tenantID: identity.tenantID, id: identity.userID, on: connection)
+        try await accounts.pool.withTenantTransaction(identity.tenantID) { connection in
+            try await accounts.users.delete(tenantID: identity.tenantID, id: identity.userID, on: connection)
         }
         return .noContent
     }
@@ -74,15 +70,15 @@ struct UsersController {
         let identity = try context.requireIdentity()
         let username = try context.parameters.require("username")
         guard AccountRules.usernameProblem(username) == nil else { throw AccountError.userNotFound }
-        let profile = try await pool.withTenantTransaction(identity.tenantID) { connection in
-            try await users.publicProfile(tenantID: identity.tenantID, username: username, on: connection)
+        let profile = try await accounts.pool.withTenantTransaction(identity.tenantID) { connection in
+            try await accounts.users.publicProfile(tenantID: identity.tenantID, username: username, on: connection)
         }
         guard let profile else { throw AccountError.userNotFound }
         return profile
     }
 
     private func loadMe(_ identity: Identity, on connection: PostgresConnection) async throws -> Me {
-        guard let me = try await users.me(tenantID: identity.tenantID, id: identity.userID, on: connection) else {
+        guard let me = try await accounts.users.me(tenantID: identity.tenantID, id: identity.userID, on: connection) else {
             throw AccountError.sessionEnded
         }
         return me

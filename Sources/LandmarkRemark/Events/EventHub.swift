@@ -142,16 +142,13 @@ final class EventHub: Service, Sendable {
     /// Moves the horizon as far as the log allows and wakes the tenants' streams.
     func advance() async throws {
         guard var horizon = state.withLock({ $0.horizon }) else {
-            let rows = try await pool.query("SELECT head, snapshot_xmax FROM event_log_start()")
-            let (head, xmax) = try rows[0].decode((Int64, Int64).self)
+            let (head, xmax) = try await EventLog.start(on: pool)
             state.withLock { $0.horizon = EventHorizon(head: head, snapshotXmax: xmax) }
             return try await advance()
         }
         var woken: Set<Int64> = []
         while true {
-            let rows = try await pool.query(
-                "SELECT snapshot_xmin, snapshot_xmax, ids, tenant_ids FROM event_ids_after(\(horizon.head), \(Self.probeSize))")
-            let (xmin, xmax, ids, tenants) = try rows[0].decode((Int64, Int64, [Int64], [Int64]).self)
+            let (xmin, xmax, ids, tenants) = try await EventLog.ids(after: horizon.head, limit: Self.probeSize, on: pool)
             let moved = horizon.advance(.init(snapshotXmin: xmin, snapshotXmax: xmax, ids: ids, tenantIDs: tenants))
             woken.formUnion(moved.tenants)
             if moved.stoppedAtGap || ids.count < Self.probeSize { break }

@@ -1,8 +1,9 @@
 import NIOCore
 import Postgres
 
-/// Reads the event log as one caller may see it. Every statement names the tenant and
-/// runs as it under row-level security.
+/// The events feature's store: all of its SQL. Reads the event log as one caller may see it
+/// (every such statement names the tenant and runs as it under row-level security), and
+/// the horizon's progress for `EventHub`.
 struct EventLog: Sendable {
     /// Where the current JSON of the notes and places that events name comes from.
     let notes: any CurrentJSONSource
@@ -125,5 +126,21 @@ struct EventLog: Sendable {
     /// revoked, user and tenant not disabled (the check every request passes).
     func isLive(tokenHash: [UInt8], on reads: some PostgresQuerying) async throws -> Bool {
         !(try await reads.query("SELECT 1 FROM authenticate_access_token(\(PostgresBytes(tokenHash)))")).isEmpty
+    }
+
+    /// Where a starting service's horizon begins: the newest final id, and the snapshot's
+    /// xmax above which ids may still commit (`event_log_start`, migration 0008).
+    static func start(on pool: PostgresPool) async throws -> (head: Int64, snapshotXmax: Int64) {
+        let rows = try await pool.query("SELECT head, snapshot_xmax FROM event_log_start()")
+        return try rows[0].decode((Int64, Int64).self)
+    }
+
+    /// The ids (and their tenants) committed after `head`, at most `limit`, with the snapshot
+    /// they were read in (`event_ids_after`): what `EventHorizon` moves the horizon by.
+    static func ids(after head: Int64, limit: Int, on pool: PostgresPool) async throws
+        -> (snapshotXmin: Int64, snapshotXmax: Int64, ids: [Int64], tenantIDs: [Int64])
+    {
+        let rows = try await pool.query("SELECT snapshot_xmin, snapshot_xmax, ids, tenant_ids FROM event_ids_after(\(head), \(limit))")
+        return try rows[0].decode((Int64, Int64, [Int64], [Int64]).self)
     }
 }

@@ -40,7 +40,7 @@ struct NotesController {
             return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
         }
         guard let key else { return try await pool.withTenantTransaction(identity.tenantID, create) }
-        let idempotency = Idempotency(pool: pool, tenantID: identity.tenantID, userID: identity.userID)
+        let idempotency = IdempotencyStore(pool: pool, tenantID: identity.tenantID, userID: identity.userID)
         switch try await idempotency.claim(key: key, fingerprint: draft.fingerprint) {
         case .replay(let replay):
             return NoteResponse(

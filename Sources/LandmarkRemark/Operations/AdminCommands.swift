@@ -26,22 +26,13 @@ public enum AdminCommands {
     @discardableResult
     public static func createTenant(slug: String, name: String, ifMissing: Bool = false, configuration: AppConfiguration, logger: Logger) async throws -> Bool {
         try await withOwnerPool(configuration, logger: logger) { pool in
-            if ifMissing {
-                let existing = try await pool.query("SELECT 1 FROM tenants WHERE slug = \(slug)")
-                if !existing.isEmpty { return false }
-            }
-            try await pool.query("SELECT slug FROM admin.create_tenant(\(slug), \(name))")
-            return true
+            try await AdminStore(pool: pool).createTenant(slug: slug, name: name, ifMissing: ifMissing)
         }
     }
 
     public static func listTenants(configuration: AppConfiguration, logger: Logger) async throws -> [TenantSummary] {
         try await withOwnerPool(configuration, logger: logger) { pool in
-            let rows = try await pool.query("SELECT slug, name, disabled, users, notes FROM admin.tenant_overview ORDER BY slug")
-            return try rows.map { row in
-                let (slug, name, disabled, users, notes) = try row.decode((String, String, Bool, Int, Int).self)
-                return TenantSummary(slug: slug, name: name, disabled: disabled, users: users, notes: notes)
-            }
+            try await AdminStore(pool: pool).tenants()
         }
     }
 
@@ -89,9 +80,7 @@ extension AdminCommands {
         }
         return try await withOwnerPool(configuration, logger: logger) { pool in
             do {
-                let rows = try await pool.query("SELECT inserted, updated, unchanged FROM admin.import_places(\(slug), \(text)::jsonb)")
-                let (inserted, updated, unchanged) = try rows[0].decode((Int, Int, Int).self)
-                return ImportSummary(inserted: inserted, updated: updated, unchanged: unchanged)
+                return try await AdminStore(pool: pool).importPlaces(tenant: slug, json: text)
             } catch let error as PostgresError where error.kind == .server {
                 // 22P02: the text is not JSON; P0001/22023/02000: the function's own messages name the row and field.
                 if error.sqlState == "22P02" { throw ImportError(description: "\(file.lastPathComponent) is not valid JSON") }
@@ -106,31 +95,7 @@ extension AdminCommands {
         let places = try await importPlaces(tenant: slug, file: directory.appendingPathComponent("places.json"), configuration: configuration, logger: logger)
         let notes = try String(contentsOf: directory.appendingPathComponent("notes.json"), encoding: .utf8)
         let created = try await withOwnerPool(configuration, logger: logger) { pool in
-            try await pool.withTransaction { connection in
-                // The demo author cannot log in: '!' is no scrypt hash, so every password fails.
-                try await connection.query("""
-                    INSERT INTO users (tenant_id, username, password_hash)
-                    SELECT id, 'landmark-demo', '!' FROM tenants WHERE slug = \(slug)
-                    ON CONFLICT DO NOTHING
-                    """)
-                let rows = try await connection.query("""
-                    WITH author AS (
-                        SELECT u.tenant_id, u.id FROM users u JOIN tenants t ON t.id = u.tenant_id
-                        WHERE t.slug = \(slug) AND lower(u.username) = 'landmark-demo'
-                    ),
-                    inserted AS (
-                        INSERT INTO notes (tenant_id, user_id, body, location, place_id)
-                        SELECT a.tenant_id, a.id, n.value->>'body',
-                               ST_SetSRID(ST_MakePoint((n.value->>'lng')::float8, (n.value->>'lat')::float8), 4326)::geography,
-                               (SELECT p.id FROM places p WHERE p.tenant_id = a.tenant_id AND p.import_key = n.value->>'place')
-                        FROM author a, jsonb_array_elements(\(notes)::jsonb) AS n(value)
-                        WHERE NOT EXISTS (SELECT 1 FROM notes x WHERE x.tenant_id = a.tenant_id AND x.user_id = a.id)
-                        RETURNING 1
-                    )
-                    SELECT count(*) FROM inserted
-                    """)
-                return try rows[0].decode(Int.self, column: 0)
-            }
+            try await AdminStore(pool: pool).seedDemoNotes(tenant: slug, json: notes)
         }
         return (places, created)
     }

@@ -55,8 +55,7 @@ struct RetentionService: Service {
     func purge() async throws -> Purged {
         var purged = Purged()
         while true {
-            let row = try await pool.query("SELECT * FROM purge_expired(\(Self.batch))")[0]
-            let counts = try (0..<5).map { try row.decode(Int.self, column: $0) }
+            let counts = try await AdminStore(pool: pool).purgeExpired(batch: Self.batch)
             purged.sessions += counts[0]
             purged.sessionTokens += counts[1]
             purged.loginFailures += counts[2]
@@ -65,7 +64,7 @@ struct RetentionService: Service {
             if counts.max() ?? 0 < Self.batch { break }
             try Task.checkCancellation()
         }
-        purged.events = try await pool.query("SELECT purge_events()")[0].decode(Int.self, column: 0)
+        purged.events = try await AdminStore(pool: pool).purgeEvents()
         return purged
     }
 }

@@ -14,7 +14,7 @@ import Postgres
 /// Keys live 24 hours. A claim whose request died without releasing it (a crash)
 /// stops blocking retries after `abandonedAfterSeconds`; should that request still
 /// finish later, its `complete` no longer finds its claim and its work rolls back.
-struct Idempotency: Sendable {
+struct IdempotencyStore: Sendable {
     static let lifetimeHours = 24
     static let abandonedAfterSeconds = 60
 

@@ -1,0 +1,73 @@
+import Postgres
+
+/// The operator commands' SQL, run as the owner role: the `admin` schema's functions and
+/// views (the same ones an operator calls from psql), and the demo tenant's seed.
+struct AdminStore: Sendable {
+    let pool: PostgresPool
+
+    /// Creates a tenant; with `ifMissing`, an existing slug is left as it is (false).
+    func createTenant(slug: String, name: String, ifMissing: Bool) async throws -> Bool {
+        if ifMissing {
+            let existing = try await pool.query("SELECT 1 FROM tenants WHERE slug = \(slug)")
+            if !existing.isEmpty { return false }
+        }
+        try await pool.query("SELECT slug FROM admin.create_tenant(\(slug), \(name))")
+        return true
+    }
+
+    func tenants() async throws -> [AdminCommands.TenantSummary] {
+        let rows = try await pool.query("SELECT slug, name, disabled, users, notes FROM admin.tenant_overview ORDER BY slug")
+        return try rows.map { row in
+            let (slug, name, disabled, users, notes) = try row.decode((String, String, Bool, Int, Int).self)
+            return AdminCommands.TenantSummary(slug: slug, name: name, disabled: disabled, users: users, notes: notes)
+        }
+    }
+
+    /// `admin.import_places`: all or nothing; its errors name the row and field.
+    func importPlaces(tenant slug: String, json: String) async throws -> AdminCommands.ImportSummary {
+        let rows = try await pool.query("SELECT inserted, updated, unchanged FROM admin.import_places(\(slug), \(json)::jsonb)")
+        let (inserted, updated, unchanged) = try rows[0].decode((Int, Int, Int).self)
+        return AdminCommands.ImportSummary(inserted: inserted, updated: updated, unchanged: unchanged)
+    }
+
+    /// The demo notes, by an author who cannot log in, only while that author has none.
+    func seedDemoNotes(tenant slug: String, json notes: String) async throws -> Int {
+        try await pool.withTransaction { connection in
+            // The demo author cannot log in: '!' is no scrypt hash, so every password fails.
+            try await connection.query("""
+                INSERT INTO users (tenant_id, username, password_hash)
+                SELECT id, 'landmark-demo', '!' FROM tenants WHERE slug = \(slug)
+                ON CONFLICT DO NOTHING
+                """)
+            let rows = try await connection.query("""
+                WITH author AS (
+                    SELECT u.tenant_id, u.id FROM users u JOIN tenants t ON t.id = u.tenant_id
+                    WHERE t.slug = \(slug) AND lower(u.username) = 'landmark-demo'
+                ),
+                inserted AS (
+                    INSERT INTO notes (tenant_id, user_id, body, location, place_id)
+                    SELECT a.tenant_id, a.id, n.value->>'body',
+                           ST_SetSRID(ST_MakePoint((n.value->>'lng')::float8, (n.value->>'lat')::float8), 4326)::geography,
+                           (SELECT p.id FROM places p WHERE p.tenant_id = a.tenant_id AND p.import_key = n.value->>'place')
+                    FROM author a, jsonb_array_elements(\(notes)::jsonb) AS n(value)
+                    WHERE NOT EXISTS (SELECT 1 FROM notes x WHERE x.tenant_id = a.tenant_id AND x.user_id = a.id)
+                    RETURNING 1
+                )
+                SELECT count(*) FROM inserted
+                """)
+            return try rows[0].decode(Int.self, column: 0)
+        }
+    }
+
+    /// One batch of `purge_expired`: rows past their horizon deleted from sessions, session
+    /// tokens, login failures, login addresses and idempotency keys, in that order.
+    func purgeExpired(batch: Int) async throws -> [Int] {
+        let row = try await pool.query("SELECT * FROM purge_expired(\(batch))")[0]
+        return try (0..<5).map { try row.decode(Int.self, column: $0) }
+    }
+
+    /// Events older than the retention, as a prefix of the log (`purge_events`, migration 0008).
+    func purgeEvents() async throws -> Int {
+        try await pool.query("SELECT purge_events()")[0].decode(Int.self, column: 0)
+    }
+}
