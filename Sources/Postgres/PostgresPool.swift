@@ -176,7 +176,7 @@ public final class PostgresPool: Sendable, Service {
     /// then `COMMIT`) for the same.
     /// For a read that is one statement; an error rolls it back like any transaction.
     public func query(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
-        try await withStatementsAlone(settings: settings) { try await $0.query(query) }
+        try await withPipelinedReads(settings: settings) { try await $0.query(query) }
     }
 
     /// Service entry point: waits for graceful shutdown, then closes the pool.
