@@ -151,7 +151,7 @@ import Testing
         let pool = try PostgresPool(configuration: .init(conninfo: try TestEnvironment.variable("LR_TEST_DATABASE_URL"), maxConnections: 1))
         defer { Task { await pool.close() } }
         let settings = [("app.tenant_id", String(tenantID)), ("plan_cache_mode", "force_generic_plan")]
-        try await pool.withStatementsAlone(settings: settings) { reads in
+        try await pool.withPipelinedReads(settings: settings) { reads in
             let resolved = try await list.resolved(tenantID: tenantID, on: reads)
             var reference: PostgresQuery = """
                 SELECT n.id FROM tenant_notes n

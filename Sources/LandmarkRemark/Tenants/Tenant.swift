@@ -54,7 +54,7 @@ extension PostgresPool {
     /// round trip to PostgreSQL and one hop to the pool's threads, where `withTenant` takes
     /// three and two. For GET handlers, whose statements (a username lookup, then a page)
     /// need no shared snapshot.
-    func withReads<T: Sendable>(_ tenantID: Int64, _ body: (PostgresStatementsAlone) async throws -> T) async throws -> T {
-        try await withStatementsAlone(settings: [("app.tenant_id", String(tenantID))], body)
+    func withReads<T: Sendable>(_ tenantID: Int64, _ body: (PostgresPipelinedReads) async throws -> T) async throws -> T {
+        try await withPipelinedReads(settings: [("app.tenant_id", String(tenantID))], body)
     }
 }
