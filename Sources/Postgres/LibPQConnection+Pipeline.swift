@@ -199,7 +199,6 @@ extension LibPQConnection {
     }
 
     private func waitForSocket(_ interest: SocketReadiness.Interest) async throws {
-        guard let readiness else { preconditionFailure("a blocking connection cannot wait for its socket") }
         let socket = PQsocket(handle)
         guard socket >= 0 else { throw lostConnection() }
         try await readiness.wait(for: socket, interest)
