@@ -3,10 +3,11 @@
 public struct PostgresConnection: Sendable {
     let handle: LibPQConnection
 
-    /// Runs one statement with bound parameters.
+    /// Runs one statement with bound parameters; `query(_:)` (from `PostgresQuerying`)
+    /// passes its caller's `#fileID` and `#line`, which an error it throws carries.
     @discardableResult
-    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await handle.execute(query)
+    public func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
+        try await attaching(callSite) { try await handle.execute(query) }
     }
 
     /// `query` as one implicit transaction with `settings`, pipelined with the `set_config`
@@ -15,11 +16,18 @@ public struct PostgresConnection: Sendable {
         try await handle.executeInImplicitTransaction(query, settings: settings)
     }
 
-    /// Runs parameterless SQL text, possibly several statements (migrations, `BEGIN`).
-    /// Never pass input here.
+    /// Runs parameterless SQL text, possibly several statements (`BEGIN`, `SET LOCAL …`).
+    /// Only program text: a `StaticString` cannot hold input.
     @discardableResult
-    public func execute(unsafeSQL sql: String) async throws -> PostgresRows {
-        try await handle.execute(simple: sql)
+    public func execute(
+        unsafeSQL sql: StaticString, fileID: StaticString = #fileID, line: UInt = #line
+    ) async throws -> PostgresRows {
+        try await execute(script: sql.description, at: PostgresCallSite(fileID: fileID, line: line))
+    }
+
+    /// Runs SQL text read at run time (a migration file's): for the migrator only.
+    func execute(script sql: String, at callSite: PostgresCallSite) async throws -> PostgresRows {
+        try await attaching(callSite) { try await handle.execute(simple: sql) }
     }
 
     /// Commits or rolls back the transaction `PostgresPool.withTransaction` opened;
@@ -32,9 +40,22 @@ public struct PostgresConnection: Sendable {
 /// What statements run on: a connection lent inside a transaction, or
 /// `PostgresPool.withPipelinedReads(settings:_:)`, where each statement is one pipelined
 /// implicit transaction of its own. Code that only reads can take either.
+///
+/// Call `query(_:)`; conformers implement `query(_:at:)`, and the call site the extension
+/// captures goes into any `PostgresError` thrown.
 public protocol PostgresQuerying: Sendable {
     @discardableResult
-    func query(_ query: PostgresQuery) async throws -> PostgresRows
+    func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows
+}
+
+extension PostgresQuerying {
+    /// Runs one statement; an error it throws carries this call's `#fileID` and `#line`.
+    @discardableResult
+    public func query(
+        _ query: PostgresQuery, fileID: StaticString = #fileID, line: UInt = #line
+    ) async throws -> PostgresRows {
+        try await self.query(query, at: PostgresCallSite(fileID: fileID, line: line))
+    }
 }
 
 extension PostgresConnection: PostgresQuerying {}
@@ -47,8 +68,8 @@ public struct PostgresPipelinedReads: PostgresQuerying {
     let settings: [(String, String)]
 
     @discardableResult
-    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await connection.queryInImplicitTransaction(query, settings: settings)
+    public func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
+        try await attaching(callSite) { try await connection.queryInImplicitTransaction(query, settings: settings) }
     }
 }
 
@@ -58,8 +79,11 @@ extension PostgresPool {
     /// for reads whose statements need not share a snapshot. One connection for all of them,
     /// so a request queues for the pool once, not per statement.
     public func withPipelinedReads<T: Sendable>(
-        settings: [(String, String)], _ body: (PostgresPipelinedReads) async throws -> T
+        settings: [(String, String)], fileID: StaticString = #fileID, line: UInt = #line,
+        _ body: (PostgresPipelinedReads) async throws -> T
     ) async throws -> T {
-        try await withConnection { try await body(PostgresPipelinedReads(connection: $0, settings: settings)) }
+        try await withConnection(fileID: fileID, line: line) {
+            try await body(PostgresPipelinedReads(connection: $0, settings: settings))
+        }
     }
 }

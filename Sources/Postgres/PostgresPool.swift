@@ -119,12 +119,17 @@ public final class PostgresPool: Sendable, Service {
     @TaskLocal public static var admission: Admission?
     @TaskLocal private static var admitted = false
 
-    /// Lends a connection to `body` and takes it back afterwards, whatever happens.
-    public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        guard let admission = Self.admission, !Self.admitted else { return try await lend(body) }
-        let giveBack = try await admission.admit()
-        defer { giveBack() }
-        return try await Self.$admitted.withValue(true) { try await lend(body) }
+    /// Lends a connection to `body` and takes it back afterwards, whatever happens. A
+    /// `PostgresError` thrown without a call site of its own (a pool timeout) gets this call's.
+    public func withConnection<T: Sendable>(
+        fileID: StaticString = #fileID, line: UInt = #line, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await attaching(PostgresCallSite(fileID: fileID, line: line)) {
+            guard let admission = Self.admission, !Self.admitted else { return try await lend(body) }
+            let giveBack = try await admission.admit()
+            defer { giveBack() }
+            return try await Self.$admitted.withValue(true) { try await lend(body) }
+        }
     }
 
     private func lend<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
@@ -144,10 +149,10 @@ public final class PostgresPool: Sendable, Service {
     /// `settings` are set with `set_config(name, value, true)` first, so they last
     /// exactly as long as the transaction (the tenant for row-level security).
     public func withTransaction<T: Sendable>(
-        settings: [(String, String)] = [],
+        settings: [(String, String)] = [], fileID: StaticString = #fileID, line: UInt = #line,
         _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
-        try await withConnection { connection in
+        try await withConnection(fileID: fileID, line: line) { connection in
             // BEGIN and the settings ride along with the body's first statement, in one
             // pipeline: a read-only transaction costs a round trip for its query and one
             // for COMMIT.
@@ -166,8 +171,11 @@ public final class PostgresPool: Sendable, Service {
 
     /// Runs one statement on any free connection.
     @discardableResult
-    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await withConnection { try await $0.query(query) }
+    public func query(
+        _ query: PostgresQuery, fileID: StaticString = #fileID, line: UInt = #line
+    ) async throws -> PostgresRows {
+        let site = PostgresCallSite(fileID: fileID, line: line)
+        return try await withConnection(fileID: fileID, line: line) { try await $0.query(query, at: site) }
     }
 
     /// Runs one statement in a transaction of its own, with `settings` set for it by
@@ -175,8 +183,14 @@ public final class PostgresPool: Sendable, Service {
     /// trip; `withTransaction` needs two (`BEGIN` with the settings and the statement,
     /// then `COMMIT`) for the same.
     /// For a read that is one statement; an error rolls it back like any transaction.
-    public func query(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
-        try await withPipelinedReads(settings: settings) { try await $0.query(query) }
+    @discardableResult
+    public func query(
+        _ query: PostgresQuery, settings: [(String, String)], fileID: StaticString = #fileID, line: UInt = #line
+    ) async throws -> PostgresRows {
+        let site = PostgresCallSite(fileID: fileID, line: line)
+        return try await withPipelinedReads(settings: settings, fileID: fileID, line: line) {
+            try await $0.query(query, at: site)
+        }
     }
 
     /// Service entry point: waits for graceful shutdown, then closes the pool.
