@@ -1,9 +1,11 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// The server builds on Linux only: `CEpoll` wraps epoll and eventfd, which macOS lacks, so no
+// `platforms` entry claims otherwise. (A client library, when there is one, gets a package of
+// its own.)
 let package = Package(
     name: "landmark-remark",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "landmark-remark", targets: ["landmark-remark"]),
         .library(name: "Postgres", targets: ["Postgres"]),
