@@ -32,7 +32,8 @@ extension LibPQConnection {
     /// Asks the server to cancel what this connection runs now; at most once per statement.
     /// Runs from the cancellation handler, on whatever thread cancelled the task.
     private func requestCancel() {
-        guard cancelHandle != nil, let threads = cancelThreads else { return }
+        guard cancelHandle != nil else { return }
+        let threads = cancelThreads
         pendingCancel.withLock { pending in
             guard pending == nil else { return }
             pending = Task { [self] in

@@ -18,14 +18,14 @@ extension LibPQConnection {
         return try await runPipeline(takeDeferredBegin() + [query])
     }
 
-    /// Runs `query` in a transaction of its own with `settings` set for it
-    /// (`set_config(name, value, true)`), in one round trip.
+    /// Runs `query` as one implicit transaction with `settings` set for it
+    /// (`set_config(name, value, true)`), both in one pipeline: one round trip.
     ///
     /// Without `BEGIN`, everything before a Sync is one implicit transaction, committed at the
     /// Sync, or rolled back if a statement failed; so the settings last exactly as long as
     /// `query`, as in `withTransaction`, without the `BEGIN` and `COMMIT` round trips.
-    func executeAlone(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
-        precondition(deferredBegin == nil, "a statement alone cannot run inside a transaction")
+    func executeInImplicitTransaction(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
+        precondition(deferredBegin == nil, "an implicit transaction cannot run inside a transaction")
         if let set = settingsStatement(settings) {
             return try await runPipeline([set, query])
         }
@@ -199,7 +199,6 @@ extension LibPQConnection {
     }
 
     private func waitForSocket(_ interest: SocketReadiness.Interest) async throws {
-        guard let readiness else { preconditionFailure("a blocking connection cannot wait for its socket") }
         let socket = PQsocket(handle)
         guard socket >= 0 else { throw lostConnection() }
         try await readiness.wait(for: socket, interest)

@@ -8,16 +8,15 @@ import Synchronization
 /// A pool's connections run in libpq's non-blocking mode: a statement is sent from the task
 /// that runs it, which then suspends in `SocketReadiness` until the answer arrives
 /// (`LibPQConnection+Pipeline.swift`), so no thread blocks on the database. Opening a
-/// connection blocks (the pool opens them on a thread of its own), and the listener's
-/// connection stays blocking on its own thread.
+/// connection blocks (the pool opens them on a thread of its own).
 ///
 /// `@unchecked Sendable` is sound because a connection has one user at a time: the pool lends
 /// it to one borrower, whose accesses are ordered by the pool's lock and by the task's own
-/// suspension points, and the listener owns its connection outright.
+/// suspension points.
 final class LibPQConnection: @unchecked Sendable {
     let handle: OpaquePointer
-    /// Where a non-blocking connection waits for its socket; nil for a blocking one.
-    let readiness: SocketReadiness?
+    /// Where the connection waits for its socket.
+    let readiness: SocketReadiness
     /// SQL text to prepared-statement name, per connection since prepared
     /// statements live in the server session.
     var preparedStatements: [String: String] = [:]
@@ -38,15 +37,15 @@ final class LibPQConnection: @unchecked Sendable {
     /// any thread while the connection is in use, `PQgetCancel` is not.
     let cancelHandle: OpaquePointer?
     /// Where the blocking `PQcancel` runs (it opens a connection of its own to the server).
-    let cancelThreads: NIOThreadPool?
+    let cancelThreads: NIOThreadPool
     /// The cancel request in flight for the current statement, if its task was cancelled.
     let pendingCancel = Mutex<Task<Void, Never>?>(nil)
 
-    /// Connects, blocking, from a `postgres://` URL or `key=value` conninfo; with `readiness`,
-    /// the connection then runs non-blocking and waits there.
+    /// Connects, blocking, from a `postgres://` URL or `key=value` conninfo; the connection
+    /// then runs non-blocking and waits for its socket in `readiness`.
     init(
-        conninfo: String, readiness: SocketReadiness? = nil,
-        statementSettings: [(String, String)] = [], cancelThreads: NIOThreadPool? = nil
+        conninfo: String, readiness: SocketReadiness,
+        statementSettings: [(String, String)] = [], cancelThreads: NIOThreadPool
     ) throws {
         guard let handle = PQconnectdb(conninfo) else {
             throw PostgresError(kind: .connectionFailed, message: "libpq could not allocate a connection")
@@ -60,10 +59,10 @@ final class LibPQConnection: @unchecked Sendable {
         self.readiness = readiness
         self.statementSettings = statementSettings
         self.cancelThreads = cancelThreads
-        self.cancelHandle = cancelThreads == nil ? nil : PQgetCancel(handle)
+        self.cancelHandle = PQgetCancel(handle)
         // Decoding expects ISO dates in UTC and UTF-8 text, whatever the server's defaults.
         _ = try executeBlocking(simple: "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'")
-        if readiness != nil, PQsetnonblocking(handle, 1) != 0 {
+        if PQsetnonblocking(handle, 1) != 0 {
             throw lostConnection()
         }
     }
@@ -112,7 +111,7 @@ final class LibPQConnection: @unchecked Sendable {
             if ready < 0 { return false }
             if ready == 0 { return true }
             if PQconsumeInput(handle) == 0 { return false }
-            // Only the listener expects notifications; here they are stray and dropped.
+            // No connection of ours LISTENs: a notification here is stray and dropped.
             while let notify = PQnotifies(handle) { PQfreemem(notify) }
         }
         return PQstatus(handle) == CONNECTION_OK
@@ -126,42 +125,13 @@ final class LibPQConnection: @unchecked Sendable {
         deferredBegin = settings
     }
 
-    // MARK: - Blocking (connecting, and the listener's own thread)
+    // MARK: - Blocking (connecting)
 
     /// Runs SQL text without parameters through the simple query protocol, blocking.
-    /// Only for a blocking connection, or before a pool's connection turns non-blocking.
+    /// Only before a pool's connection turns non-blocking (the session settings at connect).
     @discardableResult
     func executeBlocking(simple sql: String) throws -> PostgresRows {
         try check(PQexec(handle, sql))
-    }
-
-    /// Quotes an identifier (a channel name for `LISTEN`) with libpq's own escaping.
-    func escapeIdentifier(_ identifier: String) throws -> String {
-        guard let escaped = PQescapeIdentifier(handle, identifier, identifier.utf8.count) else {
-            throw PostgresError(kind: .invalidConfiguration, message: "invalid identifier")
-        }
-        defer { PQfreemem(escaped) }
-        return String(cString: escaped)
-    }
-
-    // MARK: - Notifications (used by PostgresListener)
-
-    var socket: Int32 { PQsocket(handle) }
-
-    /// Reads what arrived on the socket and returns pending notifications.
-    func consumeNotifications() throws -> [PostgresNotification] {
-        guard PQconsumeInput(handle) == 1 else {
-            throw lostConnection()
-        }
-        var notifications: [PostgresNotification] = []
-        while let notify = PQnotifies(handle) {
-            notifications.append(PostgresNotification(
-                channel: String(cString: notify.pointee.relname),
-                payload: String(cString: notify.pointee.extra),
-                processID: notify.pointee.be_pid))
-            PQfreemem(notify)
-        }
-        return notifications
     }
 
     // MARK: - Private
@@ -251,11 +221,4 @@ final class LibPQConnection: @unchecked Sendable {
         guard let message = PQerrorMessage(handle) else { return "connection failed" }
         return String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
     }
-}
-
-/// A `NOTIFY` delivered to a listening connection.
-public struct PostgresNotification: Sendable, Equatable {
-    public let channel: String
-    public let payload: String
-    public let processID: Int32
 }

@@ -3,22 +3,31 @@
 public struct PostgresConnection: Sendable {
     let handle: LibPQConnection
 
-    /// Runs one statement with bound parameters.
+    /// Runs one statement with bound parameters; `query(_:)` (from `PostgresQuerying`)
+    /// passes its caller's `#fileID` and `#line`, which an error it throws carries.
     @discardableResult
-    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await handle.execute(query)
+    public func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
+        try await attaching(callSite) { try await handle.execute(query) }
     }
 
-    /// `query` in a transaction of its own with `settings` (see `PostgresPool.query(_:settings:)`).
-    func queryAlone(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
-        try await handle.executeAlone(query, settings: settings)
+    /// `query` as one implicit transaction with `settings`, pipelined with the `set_config`
+    /// that sets them: one round trip (see `PostgresPool.query(_:settings:)`).
+    func queryInImplicitTransaction(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
+        try await handle.executeInImplicitTransaction(query, settings: settings)
     }
 
-    /// Runs parameterless SQL text, possibly several statements (migrations, `BEGIN`).
-    /// Never pass input here.
+    /// Runs parameterless SQL text, possibly several statements (`BEGIN`, `SET LOCAL …`).
+    /// Only program text: a `StaticString` cannot hold input.
     @discardableResult
-    public func execute(unsafeSQL sql: String) async throws -> PostgresRows {
-        try await handle.execute(simple: sql)
+    public func execute(
+        unsafeSQL sql: StaticString, fileID: StaticString = #fileID, line: UInt = #line
+    ) async throws -> PostgresRows {
+        try await execute(script: sql.description, at: PostgresCallSite(fileID: fileID, line: line))
+    }
+
+    /// Runs SQL text read at run time (a migration file's): for the migrator only.
+    func execute(script sql: String, at callSite: PostgresCallSite) async throws -> PostgresRows {
+        try await attaching(callSite) { try await handle.execute(simple: sql) }
     }
 
     /// Commits or rolls back the transaction `PostgresPool.withTransaction` opened;
@@ -29,34 +38,52 @@ public struct PostgresConnection: Sendable {
 }
 
 /// What statements run on: a connection lent inside a transaction, or
-/// `PostgresPool.withStatementsAlone(settings:_:)`, where each statement is a transaction
-/// of its own. Code that only reads can take either.
+/// `PostgresPool.withPipelinedReads(settings:_:)`, where each statement is one pipelined
+/// implicit transaction of its own. Code that only reads can take either.
+///
+/// Call `query(_:)`; conformers implement `query(_:at:)`, and the call site the extension
+/// captures goes into any `PostgresError` thrown.
 public protocol PostgresQuerying: Sendable {
     @discardableResult
-    func query(_ query: PostgresQuery) async throws -> PostgresRows
+    func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows
+}
+
+extension PostgresQuerying {
+    /// Runs one statement; an error it throws carries this call's `#fileID` and `#line`.
+    @discardableResult
+    public func query(
+        _ query: PostgresQuery, fileID: StaticString = #fileID, line: UInt = #line
+    ) async throws -> PostgresRows {
+        try await self.query(query, at: PostgresCallSite(fileID: fileID, line: line))
+    }
 }
 
 extension PostgresConnection: PostgresQuerying {}
 
-/// A lent connection on which each statement runs in a transaction of its own with the
-/// same settings (`PostgresPool.query(_:settings:)`: one round trip each).
-public struct PostgresStatementsAlone: PostgresQuerying {
+/// A lent connection on which each statement runs as one implicit transaction, pipelined
+/// with the `set_config` of the same settings (`PostgresPool.query(_:settings:)`: one round
+/// trip each). Statements do not share a snapshot: for reads that need not.
+public struct PostgresPipelinedReads: PostgresQuerying {
     let connection: PostgresConnection
     let settings: [(String, String)]
 
     @discardableResult
-    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await connection.queryAlone(query, settings: settings)
+    public func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
+        try await attaching(callSite) { try await connection.queryInImplicitTransaction(query, settings: settings) }
     }
 }
 
 extension PostgresPool {
-    /// Lends one connection to `body`, on which each statement is a transaction of its own
-    /// with these settings: for reads whose statements need not share a snapshot. One
-    /// connection for all of them, so a request queues for the pool once, not per statement.
-    public func withStatementsAlone<T: Sendable>(
-        settings: [(String, String)], _ body: (PostgresStatementsAlone) async throws -> T
+    /// Lends one connection to `body`, on which each statement is one implicit transaction
+    /// with these settings, sent in one pipeline with their `set_config` (one round trip):
+    /// for reads whose statements need not share a snapshot. One connection for all of them,
+    /// so a request queues for the pool once, not per statement.
+    public func withPipelinedReads<T: Sendable>(
+        settings: [(String, String)], fileID: StaticString = #fileID, line: UInt = #line,
+        _ body: (PostgresPipelinedReads) async throws -> T
     ) async throws -> T {
-        try await withConnection { try await body(PostgresStatementsAlone(connection: $0, settings: settings)) }
+        try await withConnection(fileID: fileID, line: line) {
+            try await body(PostgresPipelinedReads(connection: $0, settings: settings))
+        }
     }
 }

@@ -4,7 +4,9 @@
 /// can map, say, `23505` on a named constraint to a domain error. `description`
 /// stays generic on purpose: server messages and details may quote values
 /// (a duplicate username, a note body), and an error printed to a log or an
-/// HTTP response must not leak them. Read `message` and `detail` explicitly.
+/// HTTP response must not leak them. `debugDescription` (`String(reflecting:)`) is for
+/// the developer: SQLSTATE, message, detail, hint, constraint and the call site of the
+/// query that failed.
 public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// The server rejected a statement; `sqlState` says why.
@@ -41,6 +43,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     public var tableName: String?
     public var columnName: String?
     public var constraintName: String?
+    /// Where the statement that failed was run from: the `#fileID` and `#line` of the call
+    /// to a public entry point (`query`, `execute`, `withTransaction`, …); nil for errors
+    /// raised outside one.
+    public internal(set) var callSite: PostgresCallSite?
 
     public init(
         kind: Kind, sqlState: String? = nil, message: String, detail: String? = nil, hint: String? = nil,
@@ -93,5 +99,50 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
         return text
     }
 
-    public var debugDescription: String { description }
+    /// Everything there is, values included: for a developer's eyes, not a client's log.
+    public var debugDescription: String {
+        var text = "PostgresError.\(kind)"
+        if let sqlState { text += " SQLSTATE \(sqlState)" }
+        text += ": \(message)"
+        if let detail { text += "; detail: \(detail)" }
+        if let hint { text += "; hint: \(hint)" }
+        if let constraintName { text += "; constraint: \(constraintName)" }
+        if let tableName {
+            text += "; table: " + (schemaName.map { "\($0)." } ?? "") + tableName
+        }
+        if let columnName { text += "; column: \(columnName)" }
+        if let callSite { text += "; at \(callSite)" }
+        return text
+    }
+
+    /// The error with `callSite`, unless it already has one (the innermost call site wins).
+    func at(_ site: PostgresCallSite) -> PostgresError {
+        guard callSite == nil else { return self }
+        var error = self
+        error.callSite = site
+        return error
+    }
+}
+
+/// Where a query was run from: `#fileID` and `#line` of the call, captured by default
+/// arguments of the public entry points. No allocation: both are static.
+public struct PostgresCallSite: Sendable, CustomStringConvertible {
+    public let fileID: StaticString
+    public let line: UInt
+
+    public init(fileID: StaticString, line: UInt) {
+        self.fileID = fileID
+        self.line = line
+    }
+
+    public var description: String { "\(fileID):\(line)" }
+}
+
+/// Runs `body`, giving a `PostgresError` it throws the call site `site`.
+func attaching<T>(_ site: PostgresCallSite, _ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as PostgresError {
+        throw error.at(site)
+    }
 }

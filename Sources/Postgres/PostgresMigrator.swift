@@ -95,7 +95,7 @@ public struct PostgresMigrator: Sendable {
             logger.info("applying migration", metadata: ["migration": "\(migration.name)"])
             try await connection.execute(unsafeSQL: "BEGIN")
             do {
-                try await connection.execute(unsafeSQL: migration.sql)
+                try await connection.execute(script: migration.sql, at: PostgresCallSite(fileID: #fileID, line: #line))
                 try await connection.query("""
                     INSERT INTO schema_migrations (name, checksum)
                     VALUES (\(migration.name), encode(sha256(convert_to(\(migration.sql), 'UTF8')), 'hex'))

@@ -1,7 +1,7 @@
+import Admission
 import Logging
 import NIOPosix
 import ServiceLifecycle
-import Synchronization
 
 /// A bounded pool of libpq connections with async acquire.
 ///
@@ -59,28 +59,19 @@ public final class PostgresPool: Sendable, Service {
     /// Opens connections: `PQconnectdb` blocks (name lookup, authentication).
     let connectThreads: NIOThreadPool
     private let logger: Logger
-    private let state = Mutex(State())
+    /// The pool's connections and its waiters, behind one lock.
+    private let queue: BoundedWaitQueue<State, Void, Lease>
 
-    private enum Lease {
+    private enum Lease: Sendable {
         case reuse(LibPQConnection)
         case open
     }
 
-    private struct Waiter {
-        let id: UInt64
-        let continuation: CheckedContinuation<Lease, Error>
-        let deadline: ContinuousClock.Instant
-    }
-
-    private struct State {
+    private struct State: Sendable {
         var idle: [LibPQConnection] = []
         var open = 0
         var inUse = 0
-        var waiters: [Waiter] = []
-        var nextWaiterID: UInt64 = 0
         var closed = false
-        /// Whether the one task that fails waiters past their deadline is running.
-        var reaping = false
     }
 
     /// Creates the pool; no connection is opened until the first query.
@@ -89,6 +80,12 @@ public final class PostgresPool: Sendable, Service {
         try LibPQConnection.validate(conninfo: configuration.conninfo)
         self.configuration = configuration
         self.logger = logger
+        let timeout = configuration.acquireTimeout
+        // Waiters are bounded by the callers there are (the service bounds those); no cap here.
+        self.queue = BoundedWaitQueue(
+            state: State(), timeout: timeout,
+            timedOut: { PostgresError(kind: .poolTimeout, message: "no database connection became free within \(timeout)") },
+            full: { PostgresError(kind: .poolTimeout, message: "too many callers wait for a database connection") })
         self.readiness = try SocketReadiness()
         self.connectThreads = NIOThreadPool(numberOfThreads: min(configuration.maxConnections, 2))
         self.connectThreads.start()
@@ -101,7 +98,9 @@ public final class PostgresPool: Sendable, Service {
     }
 
     public var statistics: Statistics {
-        state.withLock { Statistics(open: $0.open, inUse: $0.inUse, idle: $0.idle.count, waiting: $0.waiters.count) }
+        queue.withState { state, waiters in
+            Statistics(open: state.open, inUse: state.inUse, idle: state.idle.count, waiting: waiters.count)
+        }
     }
 
     /// What a task must pass before it borrows a connection, set by the caller for a scope
@@ -119,12 +118,17 @@ public final class PostgresPool: Sendable, Service {
     @TaskLocal public static var admission: Admission?
     @TaskLocal private static var admitted = false
 
-    /// Lends a connection to `body` and takes it back afterwards, whatever happens.
-    public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        guard let admission = Self.admission, !Self.admitted else { return try await lend(body) }
-        let giveBack = try await admission.admit()
-        defer { giveBack() }
-        return try await Self.$admitted.withValue(true) { try await lend(body) }
+    /// Lends a connection to `body` and takes it back afterwards, whatever happens. A
+    /// `PostgresError` thrown without a call site of its own (a pool timeout) gets this call's.
+    public func withConnection<T: Sendable>(
+        fileID: StaticString = #fileID, line: UInt = #line, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await attaching(PostgresCallSite(fileID: fileID, line: line)) {
+            guard let admission = Self.admission, !Self.admitted else { return try await lend(body) }
+            let giveBack = try await admission.admit()
+            defer { giveBack() }
+            return try await Self.$admitted.withValue(true) { try await lend(body) }
+        }
     }
 
     private func lend<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
@@ -144,10 +148,10 @@ public final class PostgresPool: Sendable, Service {
     /// `settings` are set with `set_config(name, value, true)` first, so they last
     /// exactly as long as the transaction (the tenant for row-level security).
     public func withTransaction<T: Sendable>(
-        settings: [(String, String)] = [],
+        settings: [(String, String)] = [], fileID: StaticString = #fileID, line: UInt = #line,
         _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
-        try await withConnection { connection in
+        try await withConnection(fileID: fileID, line: line) { connection in
             // BEGIN and the settings ride along with the body's first statement, in one
             // pipeline: a read-only transaction costs a round trip for its query and one
             // for COMMIT.
@@ -166,8 +170,11 @@ public final class PostgresPool: Sendable, Service {
 
     /// Runs one statement on any free connection.
     @discardableResult
-    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await withConnection { try await $0.query(query) }
+    public func query(
+        _ query: PostgresQuery, fileID: StaticString = #fileID, line: UInt = #line
+    ) async throws -> PostgresRows {
+        let site = PostgresCallSite(fileID: fileID, line: line)
+        return try await withConnection(fileID: fileID, line: line) { try await $0.query(query, at: site) }
     }
 
     /// Runs one statement in a transaction of its own, with `settings` set for it by
@@ -175,8 +182,14 @@ public final class PostgresPool: Sendable, Service {
     /// trip; `withTransaction` needs two (`BEGIN` with the settings and the statement,
     /// then `COMMIT`) for the same.
     /// For a read that is one statement; an error rolls it back like any transaction.
-    public func query(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
-        try await withStatementsAlone(settings: settings) { try await $0.query(query) }
+    @discardableResult
+    public func query(
+        _ query: PostgresQuery, settings: [(String, String)], fileID: StaticString = #fileID, line: UInt = #line
+    ) async throws -> PostgresRows {
+        let site = PostgresCallSite(fileID: fileID, line: line)
+        return try await withPipelinedReads(settings: settings, fileID: fileID, line: line) {
+            try await $0.query(query, at: site)
+        }
     }
 
     /// Service entry point: waits for graceful shutdown, then closes the pool.
@@ -189,41 +202,36 @@ public final class PostgresPool: Sendable, Service {
     /// still lent out are closed when they come back; a statement still waiting for
     /// the server fails with `.poolClosed`.
     public func close() async {
-        let (idle, waiters) = state.withLock { state -> ([LibPQConnection], [Waiter]) in
+        let idle = queue.withState { state, waiters -> [LibPQConnection] in
             state.closed = true
-            defer { state.idle = []; state.waiters = [] }
+            waiters.failAll(PostgresError.poolClosed)
+            defer { state.idle = [] }
             state.open -= state.idle.count
-            return (state.idle, state.waiters)
+            return state.idle
         }
         _ = idle  // released here: deinit calls PQfinish
-        for waiter in waiters {
-            waiter.continuation.resume(throwing: PostgresError.poolClosed)
-        }
         readiness.shutdown()
         try? await connectThreads.shutdownGracefully()
     }
 
     // MARK: - Acquire and release
 
+    /// A connection: an idle one, a free slot to open one in, or, when every slot is in use,
+    /// the first one handed back (`release`), in arrival order, within `acquireTimeout`.
     private func acquire() async throws -> LibPQConnection {
-        let lease: Lease
-        let immediate: Lease?? = state.withLock { state in
-            if state.closed { return .some(nil) }
+        let maxConnections = configuration.maxConnections
+        let lease = try await queue.wait(for: ()) { state -> Lease? in
+            if state.closed { throw PostgresError.poolClosed }
             if let connection = state.idle.popLast() {
                 state.inUse += 1
                 return .reuse(connection)
             }
-            if state.open < configuration.maxConnections {
+            if state.open < maxConnections {
                 state.open += 1
                 state.inUse += 1
                 return .open
             }
             return nil
-        }
-        switch immediate {
-        case .some(.some(let granted)): lease = granted
-        case .some(.none): throw PostgresError.poolClosed
-        case .none: lease = try await wait()
         }
         return try await connect(lease)
     }
@@ -252,113 +260,39 @@ public final class PostgresPool: Sendable, Service {
         }
     }
 
-    private func wait() async throws -> Lease {
-        let id = state.withLock { state -> UInt64 in
-            state.nextWaiterID += 1
-            return state.nextWaiterID
-        }
-        let deadline = ContinuousClock.now + configuration.acquireTimeout
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease, Error>) in
-                let (outcome, startReaper): (Result<Lease, Error>?, Bool) = state.withLock { state in
-                    if state.closed {
-                        return (.failure(PostgresError.poolClosed), false)
-                    }
-                    if Task.isCancelled { return (.failure(CancellationError()), false) }
-                    if let connection = state.idle.popLast() {
-                        state.inUse += 1
-                        return (.success(.reuse(connection)), false)
-                    }
-                    state.waiters.append(Waiter(id: id, continuation: continuation, deadline: deadline))
-                    defer { state.reaping = true }
-                    return (nil, !state.reaping)
-                }
-                if startReaper { startReaping() }
-                if let outcome { continuation.resume(with: outcome) }
-            }
-        } onCancel: {
-            failWaiter(id, with: CancellationError())
-        }
-    }
-
-    /// One task fails the waiters whose deadline passed, for all of them: it sleeps until
-    /// the earliest deadline, and ends when no one waits. (A timer task per waiter cost a
-    /// task and a timer for every request that had to wait, most of them served in
-    /// milliseconds; bench/results/2026-11-23-full.md.)
-    private func startReaping() {
-        Task { [weak self] in
-            while let next = self?.failExpiredWaiters() {
-                try? await Task.sleep(until: next, clock: .continuous)
-            }
-        }
-    }
-
-    /// Fails the waiters past their deadline; the next deadline, or nil (and reaping
-    /// stops) when no one waits.
-    private func failExpiredWaiters() -> ContinuousClock.Instant? {
-        let now = ContinuousClock.now
-        let (expired, next) = state.withLock { state -> ([Waiter], ContinuousClock.Instant?) in
-            let expired = state.waiters.filter { $0.deadline <= now }
-            if !expired.isEmpty { state.waiters.removeAll { $0.deadline <= now } }
-            let next = state.waiters.lazy.map(\.deadline).min()
-            if next == nil { state.reaping = false }
-            return (expired, next)
-        }
-        let timeout = configuration.acquireTimeout
-        for waiter in expired {
-            waiter.continuation.resume(throwing: PostgresError(
-                kind: .poolTimeout, message: "no database connection became free within \(timeout)"))
-        }
-        return next
-    }
-
-    private func failWaiter(_ id: UInt64, with error: Error) {
-        let waiter = state.withLock { state -> Waiter? in
-            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.waiters.remove(at: index)
-        }
-        waiter?.continuation.resume(throwing: error)
-    }
-
     private func release(_ connection: LibPQConnection) {
         let reusable = connection.isIdle
-        let handOff = state.withLock { state -> (Waiter, Lease)? in
+        queue.withState { state, waiters in
             if state.closed || !reusable {
                 state.open -= 1
                 state.inUse -= 1
                 // The slot is free again: let the first waiter open a fresh connection.
-                if !state.closed, !state.waiters.isEmpty {
+                if !state.closed, !waiters.isEmpty {
                     state.open += 1
                     state.inUse += 1
-                    return (state.waiters.removeFirst(), .open)
+                    waiters.grantFirst(.open)
                 }
-                return nil
+                return
             }
-            if !state.waiters.isEmpty {
-                return (state.waiters.removeFirst(), .reuse(connection))
+            if !waiters.isEmpty {
+                waiters.grantFirst(.reuse(connection))
+                return
             }
             state.inUse -= 1
             state.idle.append(connection)
-            return nil
         }
         if !reusable { logger.debug("discarding a database connection that is broken or inside a transaction") }
-        if let (waiter, lease) = handOff {
-            waiter.continuation.resume(returning: lease)
-        }
     }
 
     /// A connection could not be opened: free its slot, and let a waiter try in turn.
     private func giveUpSlot() {
-        let handOff = state.withLock { state -> Waiter? in
+        queue.withState { state, waiters in
             state.open -= 1
             state.inUse -= 1
-            guard !state.closed, !state.waiters.isEmpty else { return nil }
+            guard !state.closed, !waiters.isEmpty else { return }
             state.open += 1
             state.inUse += 1
-            return state.waiters.removeFirst()
-        }
-        if let handOff {
-            handOff.continuation.resume(returning: .open)
+            waiters.grantFirst(.open)
         }
     }
 }

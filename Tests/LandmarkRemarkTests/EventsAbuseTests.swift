@@ -68,9 +68,9 @@ extension EventsTests {
         let statement = EventLog.windowStatement(tenantID: tenantID, viewerID: userID, after: head, end: newHead, box: nil)
         let generic = try await pool.withTenantTransaction(tenantID) { connection in
             try await connection.execute(unsafeSQL: "SET LOCAL plan_cache_mode = force_generic_plan")
-            try await connection.execute(unsafeSQL: "PREPARE window_read AS " + statement.sql)
-            let rows = try await connection.execute(unsafeSQL: """
-                EXPLAIN (FORMAT JSON) EXECUTE window_read(\(tenantID), \(head), \(newHead), \(userID), \(userID), \(EventLog.batchSize))
+            try await connection.query("PREPARE window_read AS \(unsafeSQL: statement.sql)")
+            let rows = try await connection.query("""
+                EXPLAIN (FORMAT JSON) EXECUTE window_read(\(unsafeSQL: "\(tenantID), \(head), \(newHead), \(userID), \(userID), \(EventLog.batchSize)"))
                 """)
             try await connection.execute(unsafeSQL: "DEALLOCATE window_read")
             return try rows[0].decode(String.self, column: 0)

@@ -130,7 +130,7 @@ extension EventsTests {
                         let polls = try await Self.polls(client)
                         while try await Self.polls(client) < polls + 3 { try await Task.sleep(for: .milliseconds(20)) }
                         #expect(!(try await stream.events(count: 100, timeout: .milliseconds(1)).contains { $0.data.contains("after " + outcome) }))
-                        try await held.execute(unsafeSQL: outcome)
+                        try await held.execute(unsafeSQL: outcome == "COMMIT" ? "COMMIT" : "ROLLBACK")
                     }
                 }
             }

@@ -164,7 +164,7 @@ import Testing
         let pool = try PostgresPool(configuration: .init(conninfo: try TestEnvironment.variable("LR_TEST_DATABASE_URL"), maxConnections: 1))
         defer { Task { await pool.close() } }
         let settings = [("app.tenant_id", String(tenantID)), ("plan_cache_mode", "force_generic_plan")]
-        try await pool.withStatementsAlone(settings: settings) { reads in
+        try await pool.withPipelinedReads(settings: settings) { reads in
             let store = NoteStore()
             var resolved = list
             resolved.filters = try await store.resolvingUsernames(list.filters, tenantID: tenantID, on: reads)

@@ -35,6 +35,45 @@ import Testing
         }
     }
 
+    /// `description` is safe for a client's log; `String(reflecting:)` has what a developer
+    /// needs: SQLSTATE, message, detail, hint, constraint, and where the query was run from.
+    @Test func debugDescriptionHasTheServerFieldsAndTheCallSite() async throws {
+        try await withPool { pool in
+            let table = TestDatabase.uniqueName("debug")
+            try await pool.query("CREATE TABLE \(unsafeSQL: table) (name text CONSTRAINT \(unsafeSQL: table)_key UNIQUE)")
+            try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (\("bob"))")
+            let duplicateLine = #line; let duplicate = await #expect(throws: PostgresError.self) { try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (\("bob"))") }
+            let reflected = duplicate.map { String(reflecting: $0) } ?? ""
+            #expect(reflected.contains("SQLSTATE 23505"), "\(reflected)")
+            #expect(reflected.contains("duplicate key value violates unique constraint"), "\(reflected)")
+            #expect(reflected.contains("Key (name)=(bob) already exists."), "\(reflected)")
+            #expect(reflected.contains("constraint: \(table)_key"), "\(reflected)")
+            #expect(reflected.contains("PostgresTests/ErrorTests.swift:\(duplicateLine)"), "\(reflected)")
+            #expect(duplicate.map { !String(describing: $0).contains("bob") && !String(describing: $0).contains("ErrorTests") } == true)
+            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+
+            // A hint, through each entry point: the innermost call site is the one reported.
+            let raise: PostgresQuery = """
+                DO $$ BEGIN RAISE EXCEPTION 'raised here' USING DETAIL = 'the detail', HINT = 'the hint'; END $$
+                """
+            var lines: [Int] = []
+            var errors: [PostgresError?] = []
+            lines.append(#line); errors.append(await #expect(throws: PostgresError.self) { try await pool.withTransaction { try await $0.query(raise) } })
+            lines.append(#line); errors.append(await #expect(throws: PostgresError.self) { try await pool.withPipelinedReads(settings: []) { try await $0.query(raise) } })
+            lines.append(#line); errors.append(await #expect(throws: PostgresError.self) { try await pool.query(raise, settings: [("app.test_value", "1")]) })
+            lines.append(#line); errors.append(await #expect(throws: PostgresError.self) { try await pool.withConnection { try await $0.execute(unsafeSQL: "SELEKT 1") } })
+            for (line, error) in zip(lines, errors) {
+                let reflected = error.map { String(reflecting: $0) } ?? ""
+                #expect(reflected.contains("PostgresTests/ErrorTests.swift:\(line)"), "\(reflected)")
+                if line != lines.last {
+                    #expect(reflected.contains("SQLSTATE P0001: raised here; detail: the detail; hint: the hint"), "\(reflected)")
+                } else {
+                    #expect(reflected.contains("SQLSTATE 42601"), "\(reflected)")
+                }
+            }
+        }
+    }
+
     @Test func syntaxErrorIs42601AndTheConnectionStaysUsable() async throws {
         try await withPool(maxConnections: 1) { pool in
             let error = await #expect(throws: PostgresError.self) { try await pool.query("SELEKT 1") }

@@ -121,44 +121,6 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct ListenerTests {
-    @Test func notificationSentOnOneConnectionArrivesOnTheListener() async throws {
-        let channel = TestDatabase.uniqueName("channel")
-        let listener = PostgresListener(conninfo: try TestDatabase.ownerURL(), channels: [channel])
-        try await withPool { pool in
-            var iterator = listener.makeAsyncIterator()
-            #expect(await iterator.next() == .connected)
-            try await pool.notify(channel: channel, payload: "hello 👋")
-            guard case .notification(let notification) = await iterator.next() else {
-                Issue.record("expected a notification")
-                return
-            }
-            #expect(notification.channel == channel)
-            #expect(notification.payload == "hello 👋")
-        }
-    }
-
-    @Test func listenerReconnectsAfterItsBackendIsTerminated() async throws {
-        let channel = TestDatabase.uniqueName("channel")
-        let listener = PostgresListener(conninfo: try TestDatabase.ownerURL(), channels: [channel])
-        try await withPool { pool in
-            var iterator = listener.makeAsyncIterator()
-            #expect(await iterator.next() == .connected)
-            try await pool.query("""
-                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                WHERE query = \("LISTEN \"\(channel)\"") AND pid <> pg_backend_pid()
-                """)
-            #expect(await iterator.next() == .connected)
-            try await pool.notify(channel: channel, payload: "after")
-            guard case .notification(let notification) = await iterator.next() else {
-                Issue.record("expected a notification after reconnecting")
-                return
-            }
-            #expect(notification.payload == "after")
-        }
-    }
-}
-
 /// `PostgresPool.admission`: what a task must pass before borrowing, given back on return.
 @Suite(.timeLimit(.minutes(1))) struct AdmissionHookTests {
     /// Admitted once per outermost borrowing (a nested one in the same task passes freely,

@@ -12,8 +12,8 @@ extension PostgresPool {
     /// `tenantID`'s reads on one connection, each statement a pipelined implicit transaction of
     /// its own: one round trip to PostgreSQL where `withTenantTransaction` takes three. For GET
     /// handlers, whose statements (a username lookup, then a page) need no shared snapshot.
-    func withTenantReads<T: Sendable>(_ tenantID: Int64, _ body: (PostgresStatementsAlone) async throws -> T) async throws -> T {
-        try await withStatementsAlone(settings: Self.tenantSettings(tenantID), body)
+    func withTenantReads<T: Sendable>(_ tenantID: Int64, _ body: (PostgresPipelinedReads) async throws -> T) async throws -> T {
+        try await withPipelinedReads(settings: Self.tenantSettings(tenantID), body)
     }
 
     private static func tenantSettings(_ tenantID: Int64) -> [(String, String)] {

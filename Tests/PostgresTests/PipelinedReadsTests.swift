@@ -3,10 +3,24 @@ import Testing
 
 /// `PostgresPool.query(_:settings:)`: one statement in a transaction of its own, with
 /// its settings, in one round trip (libpq pipeline mode, an implicit transaction).
-@Suite struct StatementAloneTests {
+@Suite struct PipelinedReadsTests {
+    @Test func pipelinedReadsShareOneConnectionAndEachHasTheSettings() async throws {
+        try await withPool(maxConnections: 2) { pool in
+            let (first, second) = try await pool.withPipelinedReads(settings: [("app.test_value", "x")]) { reads in
+                let first = try await reads.query("SELECT pg_backend_pid(), current_setting('app.test_value'), txid_current()")
+                let second = try await reads.query("SELECT pg_backend_pid(), current_setting('app.test_value'), txid_current()")
+                return (try first[0].decode((Int, String, Int64).self), try second[0].decode((Int, String, Int64).self))
+            }
+            #expect(first.0 == second.0)
+            #expect(first.1 == "x" && second.1 == "x")
+            // Two implicit transactions, not one.
+            #expect(first.2 != second.2)
+        }
+    }
+
     @Test func settingsHoldForTheStatementOnlyAndWritesCommit() async throws {
         try await withPool(maxConnections: 1) { pool in
-            let table = TestDatabase.uniqueName("alone")
+            let table = TestDatabase.uniqueName("pipelined")
             try await pool.query("CREATE TABLE \(unsafeSQL: table) (value int, note text)")
             let odd = "it's 100% \\ \"odd\" é"
             let echoed = try await pool.query(
@@ -36,7 +50,7 @@ import Testing
 
     @Test func oneImplicitTransactionRolledBackOnError() async throws {
         try await withPool(maxConnections: 1) { pool in
-            let table = TestDatabase.uniqueName("alone_error")
+            let table = TestDatabase.uniqueName("pipelined_error")
             try await pool.query("CREATE TABLE \(unsafeSQL: table) (value int CHECK (value > 0))")
             let backend = try await pool.query("SELECT pg_backend_pid()")[0].decode(Int.self, column: 0)
 
@@ -59,7 +73,7 @@ import Testing
 
     @Test func aFailedCommitIsTheStatementsErrorAndRollsItBack() async throws {
         try await withPool(maxConnections: 1) { pool in
-            let table = TestDatabase.uniqueName("alone_commit")
+            let table = TestDatabase.uniqueName("pipelined_commit")
             try await pool.query("CREATE TABLE \(unsafeSQL: table) (value int UNIQUE DEFERRABLE INITIALLY DEFERRED)")
             try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (1)")
             let backend = try await pool.query("SELECT pg_backend_pid()")[0].decode(Int.self, column: 0)
@@ -96,7 +110,7 @@ import Testing
                 try await killer.query("SELECT pg_terminate_backend(\(pid)::int4)")
             }
             await #expect(throws: PostgresError.self) { _ = try await slow.value }
-            // The broken connection was not kept: the next statement alone runs on a new backend.
+            // The broken connection was not kept: the next pipelined read runs on a new backend.
             let after = try await pool.query("SELECT pg_backend_pid(), current_setting('app.test_value')", settings: settings)
             let (newPID, value) = try after[0].decode((Int, String).self)
             #expect(newPID != pid)
@@ -106,7 +120,7 @@ import Testing
 
     @Test func aPreparedStatementSurvivesASchemaChange() async throws {
         try await withPool(maxConnections: 1) { pool in
-            let table = TestDatabase.uniqueName("alone_schema")
+            let table = TestDatabase.uniqueName("pipelined_schema")
             try await pool.query("CREATE TABLE \(unsafeSQL: table) (a int)")
             try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (1)")
             let select: PostgresQuery = "SELECT * FROM \(unsafeSQL: table)"
