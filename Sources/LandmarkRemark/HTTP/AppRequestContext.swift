@@ -14,7 +14,7 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     public var requestID: String = ""
     /// Set by `Authenticator` on routes that need an access token.
     public var identity: Identity?
-    /// The client address after trusted-proxy resolution, set by `ProblemMiddleware`.
+    /// The client address after trusted-proxy resolution, set by `ClientAddressMiddleware`.
     public var clientAddress: String = "unknown"
     /// Filled in once the tenant is known, for the request's log line.
     var tenantTag = TenantTag()

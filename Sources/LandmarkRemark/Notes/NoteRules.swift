@@ -1,6 +1,6 @@
 import Foundation
 
-/// The field rules of API.md's Notes section, shared by create and update.
+/// The field rules of a note (docs/api.md, "Notes"), shared by create and update.
 enum NoteRules {
     static let maximumBodyLength = 500
 

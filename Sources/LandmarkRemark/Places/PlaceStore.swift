@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
 
-/// The places table, always as the caller's tenant: in its transaction, or read as statements alone.
+/// The places table, always as the caller's tenant: in its transaction, or as pipelined reads.
 struct PlaceStore: Sendable {
     /// The columns `place(from:)` reads over `p` (places); `viewer` decides which notes count.
     static func placeColumns(viewer: Int64) -> PostgresQuery {
