@@ -10,6 +10,8 @@
 #   3. backup with pg_dump and restore into a fresh database (backup-checks.sh)
 #   4. the compose database's init script on a fresh cluster (compose-db-checks.sh),
 #      and static checks of deploy/Dockerfile and deploy/compose.yaml (deploy-checks.py)
+#   5. README.md's walkthrough, run as written against a replica of its own with
+#      the demo tenant seeded as `make run` seeds it (readme-checks.sh)
 #
 # PostgreSQL: inside `make test` it reuses the throwaway cluster of scripts/test.sh
 # (LR_TEST_SUPERUSER_DATABASE_URL), in databases of its own; run alone, it starts
@@ -171,6 +173,7 @@ source scripts/integration/nginx-checks.sh
 source scripts/integration/shutdown-checks.sh
 source scripts/integration/backup-checks.sh
 source scripts/integration/compose-db-checks.sh
+source scripts/integration/readme-checks.sh
 section "deploy files"
 # The restored replica is still up: the image's HEALTHCHECK command is run against
 # it, and against replica 1's port, where nothing listens any more.

@@ -37,7 +37,7 @@ import Testing
             }
             let unknownField = try await client.call(
                 .post, "/v1/auth/signup", json: ["username": "abc", "password": "a sturdy passphrase", "admin": true], tenant: tenant)
-            let fields = (unknownField.json["errors"] as? [[String: Any]])?.compactMap { $0["field"] as? String }
+            let fields = unknownField.errorFields
             #expect(fields == ["admin"])
             #expect(try await Self.userCount(tenant) == 0)
         }
@@ -85,7 +85,7 @@ import Testing
         try await withApp { client in
             let login = try await client.call(.post, "/v1/auth/login", json: ["username": "a\u{0}b", "password": "x"], tenant: tenant)
             #expect(login.status == .unprocessableContent)
-            #expect((login.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "username")
+            #expect(login.errorFields.first == "username")
             let signup = try await client.call(.post, "/v1/auth/signup", json: ["username": "nul", "password": "pass\u{0}word long"], tenant: tenant)
             #expect(signup.code == "validation_failed")
             // 200 two-byte characters are 200 characters, within the 254 allowed.

@@ -11,7 +11,7 @@ import Testing
             for login in ["Carol", "carol", "CAROL", "carol@example.com", "Carol@Example.COM"] {
                 let response = try await client.call(.post, "/v1/auth/login", json: ["username": login, "password": account.password], tenant: tenant)
                 #expect(response.status == .ok, "\(login): \(response.body)")
-                #expect((response.json["user"] as? [String: Any])?["username"] as? String == "Carol")
+                #expect(try response.decode(API.TokenResponse.self).user.username == "Carol")
             }
         }
     }
@@ -24,10 +24,11 @@ import Testing
             let unknown = try await client.call(.post, "/v1/auth/login", json: ["username": "nobody", "password": "not the password"], tenant: tenant)
             #expect(wrong.status == .unauthorized && unknown.status == .unauthorized)
             #expect(wrong.code == "invalid_credentials" && unknown.code == "invalid_credentials")
-            var a = wrong.json, b = unknown.json
-            a["request_id"] = nil
-            b["request_id"] = nil
-            #expect(NSDictionary(dictionary: a).isEqual(to: b))
+            // The same problem, apart from the request's own id.
+            let a = try wrong.problem(), b = try unknown.problem()
+            #expect(a.requestID != b.requestID)
+            #expect(API.Problem(type: a.type, title: a.title, status: a.status, code: a.code, detail: a.detail, errors: a.errors, requestID: b.requestID) == b)
+            #expect(wrong.jsonValue.keys == unknown.jsonValue.keys)
         }
     }
 
@@ -63,17 +64,18 @@ import Testing
             let account = try await client.signup("frank", tenant: tenant)
             let first = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": account.refreshToken], tenant: tenant)
             #expect(first.status == .ok)
-            let rotated = try #require(first.string("refresh_token"))
+            let firstTokens = try first.decode(API.TokenResponse.self)
+            let rotated = firstTokens.refreshToken
             #expect(rotated != account.refreshToken)
-            let firstAccess = try #require(first.string("access_token"))
+            let firstAccess = firstTokens.accessToken
             #expect(try await client.call(.get, "/v1/me", token: firstAccess).status == .ok)
             // A retry of the same (now retired) token within the grace window gets a fresh pair for the same session.
             let retry = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": account.refreshToken], tenant: tenant)
             #expect(retry.status == .ok)
-            #expect(retry.string("refresh_token") != rotated)
+            let retried = try retry.decode(API.TokenResponse.self).refreshToken
+            #expect(retried != rotated)
             // Both children stay usable.
             #expect(try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": rotated], tenant: tenant).status == .ok)
-            let retried = try #require(retry.string("refresh_token"))
             #expect(try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": retried], tenant: tenant).status == .ok)
         }
     }
@@ -83,8 +85,10 @@ import Testing
         try await withApp({ $0.refreshGraceSeconds = 0 }) { client in
             let account = try await client.signup("grace", tenant: tenant)
             let first = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": account.refreshToken], tenant: tenant)
-            let newAccess = try #require(first.string("access_token"))
-            let newRefresh = try #require(first.string("refresh_token"))
+            let tokens = try first.decode(API.TokenResponse.self)
+            let newAccess = tokens.accessToken, newRefresh = tokens.refreshToken
+            // Not a wait for an event: with a grace of 0 s the reuse must come strictly after
+            // the rotation's moment, and the clock must have moved past it.
             try await Task.sleep(for: .milliseconds(50))
             let reuse = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": account.refreshToken], tenant: tenant)
             #expect(reuse.status == .unauthorized)
@@ -112,7 +116,7 @@ import Testing
             let one = try await client.signup("gina", tenant: tenant)
             func login() async throws -> String {
                 let response = try await client.call(.post, "/v1/auth/login", json: ["username": "gina", "password": one.password], tenant: tenant)
-                return try #require(response.string("access_token"))
+                return try response.decode(API.TokenResponse.self).accessToken
             }
             let two = try await login()
             let three = try await login()
@@ -133,27 +137,28 @@ import Testing
         try await withApp { client in
             let account = try await client.signup("hank", email: "hank@example.com", tenant: tenant)
             let other = try await client.call(.post, "/v1/auth/login", json: ["username": "hank", "password": account.password], tenant: tenant)
-            let otherToken = try #require(other.string("access_token"))
+            let otherToken = try other.decode(API.TokenResponse.self).accessToken
             let wrong = try await client.call(
                 .patch, "/v1/me", json: ["password": ["current": "wrong password", "new": "a brand new passphrase"]], token: account.accessToken)
             #expect(wrong.code == "invalid_credentials")
             #expect(try await client.call(.get, "/v1/me", token: otherToken).status == .ok)
             let common = try await client.call(
                 .patch, "/v1/me", json: ["password": ["current": account.password, "new": "password1"]], token: account.accessToken)
-            #expect((common.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "password.new")
+            #expect(common.errorFields.first == "password.new")
             let changed = try await client.call(
                 .patch, "/v1/me", json: ["password": ["current": account.password, "new": "a brand new passphrase"], "email": "h@example.org"],
                 token: account.accessToken)
             #expect(changed.status == .ok)
-            #expect(changed.string("email") == "h@example.org")
+            #expect(try changed.decode(API.Me.self).email == "h@example.org")
             #expect(try await client.call(.get, "/v1/me", token: account.accessToken).status == .ok)
             #expect(try await client.call(.get, "/v1/me", token: otherToken).status == .unauthorized)
             #expect(try await client.call(.post, "/v1/auth/login", json: ["username": "hank", "password": account.password], tenant: tenant).status == .unauthorized)
             #expect(try await client.call(.post, "/v1/auth/login", json: ["username": "hank", "password": "a brand new passphrase"], tenant: tenant).status == .ok)
             let cleared = try await client.call(.patch, "/v1/me", json: ["email": NSNull()], token: account.accessToken)
-            #expect(cleared.json["email"] is NSNull)
+            #expect(try cleared.decode(API.Me.self).email == nil)
+            #expect(cleared.jsonValue["email"] == .null, "present and null")
             let unknown = try await client.call(.patch, "/v1/me", json: ["password": ["current": account.password, "extra": 1]], token: account.accessToken)
-            let fields = Set((unknown.json["errors"] as? [[String: Any]])?.compactMap { $0["field"] as? String } ?? [])
+            let fields = Set(unknown.errorFields)
             #expect(fields == ["password.new", "password.extra"])
         }
     }

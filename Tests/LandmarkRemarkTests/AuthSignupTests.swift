@@ -11,15 +11,16 @@ import Testing
                 .post, "/v1/auth/signup", json: ["username": "Alice.B-1", "password": "correct horse battery", "email": "alice@example.com"],
                 tenant: tenant)
             #expect(response.status == .created)
-            let user = try #require(response.json["user"] as? [String: Any])
-            #expect(user["username"] as? String == "Alice.B-1")
-            #expect(user["email"] as? String == "alice@example.com")
-            #expect((user["id"] as? String)?.allSatisfy(\.isNumber) == true)
-            #expect((user["created_at"] as? String)?.hasSuffix("Z") == true)
-            #expect(response.string("token_type") == "Bearer")
-            #expect(response.json["expires_in"] as? Int == 3600)
-            let access = try #require(response.string("access_token"))
-            let refresh = try #require(response.string("refresh_token"))
+            let tokens = try response.decode(API.TokenResponse.self)
+            let user = tokens.user
+            #expect(user.username == "Alice.B-1")
+            #expect(user.email == "alice@example.com")
+            #expect(!user.id.isEmpty && user.id.allSatisfy(\.isNumber))
+            // `created_at` decoded as `API.Timestamp`: RFC 3339 in UTC with milliseconds.
+            #expect(tokens.tokenType == "Bearer")
+            #expect(tokens.expiresIn == 3600)
+            let access = tokens.accessToken
+            let refresh = tokens.refreshToken
             #expect(access.hasPrefix("lr_at_") && access.count == 6 + 43)
             #expect(refresh.hasPrefix("lr_rt_") && refresh.count == 6 + 43)
             // The server keeps the tokens' SHA-256 only.
@@ -50,7 +51,7 @@ import Testing
             for bad in ["ab", String(repeating: "a", count: 33), "has space", "emoji😀", "semi;colon", "per%cent", "quote'", "ünïcode", ""] {
                 let response = try await client.call(.post, "/v1/auth/signup", json: ["username": bad, "password": "a sturdy passphrase"], tenant: tenant)
                 #expect(response.status == .unprocessableContent, "\(bad) was accepted")
-                #expect((response.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "username")
+                #expect(response.errorFields.first == "username")
             }
             for good in ["abc", String(repeating: "z", count: 32), "a.b_c-d", "under_score", "1.2.3"] {
                 let response = try await client.call(.post, "/v1/auth/signup", json: ["username": good, "password": "a sturdy passphrase"], tenant: tenant)

@@ -11,8 +11,8 @@ import Testing
             try await client.ids(path, token: viewer.accessToken).contains(note)
         }
         let clusters = try await client.call(.get, "/v1/notes/clusters?bbox=150,-35,152,-33&zoom=3", token: viewer.accessToken)
-        let counted = (clusters.json["clusters"] as? [[String: Any]] ?? []).reduce(0) { $0 + ($1["count"] as? Int ?? 0) }
-        let placeCount = try await client.call(.get, "/v1/places/\(place)", token: viewer.accessToken).json["note_count"] as? Int
+        let counted = try clusters.decode(API.ClusterList.self).clusters.reduce(0) { $0 + $1.count }
+        let placeCount = try await client.call(.get, "/v1/places/\(place)", token: viewer.accessToken).decode(API.Place.self).noteCount
         return [
             "newest": try await listed("/v1/notes"),
             "nearest": try await listed("/v1/notes?near=-33.86,151.21"),
@@ -32,8 +32,8 @@ import Testing
         try await withApp { client in
             let author = try await client.signup("keeper_d", tenant: tenant)
             let viewer = try await client.signup("viewer_d", tenant: tenant)
-            let place = try #require(try await client.createPlace(viewer, "Hornby", lat: -33.83, lng: 151.28)["id"] as? String)
-            let note = try #require(try await client.createNote(author, "the lighthouse at dusk", lat: -33.86, lng: 151.21, placeID: place)["id"] as? String)
+            let place = try await client.createPlace(viewer, "Hornby", lat: -33.83, lng: 151.28).id
+            let note = try await client.createNote(author, "the lighthouse at dusk", lat: -33.86, lng: 151.21, placeID: place).id
             let everywhere = try await sightings(client, note: note, place: place, viewer: viewer)
             #expect(everywhere.values.allSatisfy { $0 }, "\(everywhere)")
 

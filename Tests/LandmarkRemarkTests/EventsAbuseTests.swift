@@ -103,6 +103,7 @@ extension EventsTests {
                 let gone = try await SSEClient.connect(port: port, path: "/v1/events", headers: ["Authorization": "Bearer \(account.accessToken)"])
                 gone.close()
             }
+            // The sleep paces a poll of a real condition (the open-streams gauge), bounded by a deadline.
             var open = true
             let deadline = ContinuousClock.now + .seconds(10)
             while open, ContinuousClock.now < deadline {
@@ -123,8 +124,8 @@ extension EventsTests {
         try await withLiveApp({ $0.eventReplayMax = 2000; $0.eventReplayRate = 500 }) { client, port in
             let author = try await client.signup("withdrawer", tenant: tenant)
             let before = try await TestEnvironment.ownerScalar("SELECT last_value FROM event_ids", as: Int64.self)
-            let hidden = try #require(try await client.createNote(author, "soon private", lat: 1, lng: 1)["id"] as? String)
-            let deleted = try #require(try await client.createNote(author, "soon deleted", lat: 1, lng: 1)["id"] as? String)
+            let hidden = try await client.createNote(author, "soon private", lat: 1, lng: 1).id
+            let deleted = try await client.createNote(author, "soon deleted", lat: 1, lng: 1).id
             let leaving = try await client.signup("leaving", tenant: tenant)
             _ = try await client.createNote(leaving, "soon account deleted", lat: 1, lng: 1)
             #expect(try await client.call(.patch, "/v1/notes/\(hidden)", json: ["visibility": "private"], token: author.accessToken).status == .ok)
@@ -146,7 +147,7 @@ extension EventsTests {
             defer { far.close() }
             let reset = try #require(try await far.events(count: 1).first)
             #expect(reset.event == "reset")
-            #expect(reset.json["reason"] as? String == "too_far_behind")
+            #expect(try reset.decode(API.ResetEvent.self).reason == "too_far_behind")
 
             // Within the bound, paced: 1,500 events at 500 a second after a burst of 1,000 take over a second.
             let resumeAt = try await TestEnvironment.ownerScalar("""

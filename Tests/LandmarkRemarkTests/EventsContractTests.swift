@@ -49,13 +49,14 @@ extension EventsTests {
             let ahead = try await reader.stream(port: port, lastEventID: String(Int64.max / 2))
             defer { ahead.close() }
             let reset = try #require(try await ahead.events(count: 1).first)
-            #expect(reset.event == "reset" && reset.json["reason"] as? String == "unknown_position")
+            #expect(reset.event == "reset")
+            #expect(try reset.decode(API.ResetEvent.self).reason == "unknown_position")
             #expect(reset.id.flatMap { Int64($0) }.map { $0 < Int64.max / 2 } == true)
 
             let theirs = try await reader.stream(port: port)
             let mine = try await author.stream(port: port)
             defer { theirs.close(); mine.close() }
-            let note = try #require(try await client.createNote(author, "draft", lat: 2, lng: 2, visibility: "private")["id"] as? String)
+            let note = try await client.createNote(author, "draft", lat: 2, lng: 2, visibility: "private").id
             #expect(try await client.call(.patch, "/v1/notes/\(note)", json: ["visibility": "public"], token: author.accessToken).status == .ok)
             let place = try await client.call(.post, "/v1/places", json: ["name": "Spot", "lat": 2, "lng": 2], token: author.accessToken)
             #expect(place.status == .created)
@@ -64,11 +65,13 @@ extension EventsTests {
             #expect(try await mine.events(count: 3).map(\.event) == ["note.created", "note.updated", "place.created"])
             // Each event's data is, key for key, what GET shows the same viewer.
             let noteGet = try await client.call(.get, "/v1/notes/\(note)", token: reader.accessToken)
-            #expect(NSDictionary(dictionary: readerEvents[0].json) == NSDictionary(dictionary: noteGet.json))
-            let placeID = try #require(place.json["id"] as? String)
+            #expect(try readerEvents[0].decode(API.Note.self) == noteGet.decode(API.Note.self))
+            #expect(try JSONTree(parsing: readerEvents[0].data).differences(from: noteGet.jsonValue) == [])
+            let placeID = try place.decode(API.Place.self).id
             let placeGet = try await client.call(.get, "/v1/places/\(placeID)", token: reader.accessToken)
-            #expect(NSDictionary(dictionary: readerEvents[1].json) == NSDictionary(dictionary: placeGet.json))
-            #expect(readerEvents[1].json["note_count"] != nil)
+            // Strictly decoded: `note_count` is there, as in GET (EventDataMatchesRESTTests goes further).
+            #expect(try readerEvents[1].decode(API.Place.self) == placeGet.decode(API.Place.self))
+            #expect(try JSONTree(parsing: readerEvents[1].data).differences(from: placeGet.jsonValue) == [])
         }
     }
 
@@ -91,11 +94,12 @@ extension EventsTests {
             let resumed = try await account.stream(port: port, lastEventID: String(old - 1))
             defer { resumed.close() }
             let reset = try #require(try await resumed.events(count: 1).first)
-            #expect(reset.event == "reset" && reset.json["reason"] as? String == "expired")
+            #expect(reset.event == "reset")
+            #expect(try reset.decode(API.ResetEvent.self).reason == "expired")
             // From exactly the purge horizon on, nothing is missing: a plain resume.
             let exact = try await account.stream(port: port, lastEventID: String(old))
             defer { exact.close() }
-            #expect(try await exact.events(count: 1).map { $0.json["body"] as? String } == ["newer"])
+            #expect(try await exact.events(count: 1).map(\.noteBody) == ["newer"])
         }
     }
 
@@ -127,6 +131,10 @@ extension EventsTests {
                                 """)
                         }
                         // The later note is committed but not final: the horizon holds below the open one.
+                        // No later write can bound this absence (every one of them waits behind the open
+                        // transaction too), so the test waits for the horizon itself: three more polls of
+                        // the log, each of which saw the committed note and had to hold it back. The sleep
+                        // paces a poll of that counter; it does not stand in for an event.
                         let polls = try await Self.polls(client)
                         while try await Self.polls(client) < polls + 3 { try await Task.sleep(for: .milliseconds(20)) }
                         #expect(!(try await stream.events(count: 100, timeout: .milliseconds(1)).contains { $0.data.contains("after " + outcome) }))
@@ -135,7 +143,7 @@ extension EventsTests {
                 }
             }
             let events = try await stream.events(count: 3)
-            #expect(events.map { $0.json["body"] as? String } == ["held", "after COMMIT", "after ROLLBACK"])
+            #expect(events.map(\.noteBody) == ["held", "after COMMIT", "after ROLLBACK"])
             let ids = events.compactMap { $0.id.flatMap { Int64($0) } }
             #expect(ids == ids.sorted())
         }

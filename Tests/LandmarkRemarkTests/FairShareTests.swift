@@ -33,7 +33,7 @@ import Testing
             $0.shareQueueTimeout = .seconds(2)
         }) { client, port in
             let bystander = try await client.signup("bystander", tenant: otherTenant)
-            let noteID = try #require(try await client.createNote(bystander, "mine", lat: 1, lng: 1)["id"] as? String)
+            let noteID = try await client.createNote(bystander, "mine", lat: 1, lng: 1).id
             let heavy = [
                 "/v1/notes/clusters?bbox=-180,-85,180,85&zoom=4", "/v1/notes/clusters?bbox=-180,-85,180,85&zoom=4&q=not",
                 "/v1/notes?q=not&in=body&bbox=-180,-85,180,85",

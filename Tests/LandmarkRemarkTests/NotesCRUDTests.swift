@@ -12,20 +12,23 @@ import Testing
                 .post, "/v1/notes", json: ["body": "  Great coffee, ask for the window seat \n", "lat": -33.8688, "lng": 151.2093],
                 token: alice.accessToken)
             #expect(response.status == .created)
-            let note = response.json
-            let id = try #require(note["id"] as? String)
+            let note = try response.decode(API.Note.self)
+            let id = note.id
             #expect(response.headers[.location] == "/v1/notes/\(id)")
             #expect(response.headers[.eTag]?.hasPrefix("\"") == true)
-            #expect(Set(note.keys) == ["id", "body", "lat", "lng", "author", "is_mine", "visibility", "place_id", "created_at", "updated_at"])
-            #expect(note["body"] as? String == "Great coffee, ask for the window seat")
-            #expect(note["lat"] as? Double == -33.8688)
-            #expect(note["lng"] as? Double == 151.2093)
-            #expect(note["author"] as? [String: String] == ["id": alice.userID, "username": "alice"])
-            #expect(note["is_mine"] as? Bool == true)
-            #expect(note["visibility"] as? String == "public")
-            #expect(note["place_id"] is NSNull)
-            let created = try #require(note["created_at"] as? String)
-            #expect(created.count == 24 && created.hasSuffix("Z"), "RFC 3339 with milliseconds: \(created)")
+            // Exactly these keys: `distance_m` only with `near`, `place_id` present and null.
+            #expect(response.jsonValue.keys == ["id", "body", "lat", "lng", "author", "is_mine", "visibility", "place_id", "created_at", "updated_at"])
+            #expect(response.jsonValue["place_id"] == .null)
+            #expect(note.body == "Great coffee, ask for the window seat")
+            #expect(note.lat == -33.8688)
+            #expect(note.lng == 151.2093)
+            #expect(note.author == API.Author(id: alice.userID, username: "alice"))
+            #expect(note.isMine == true)
+            #expect(note.visibility == "public")
+            #expect(note.placeID == nil)
+            #expect(note.distanceM == nil)
+            // Both timestamps decoded as `Timestamp`: RFC 3339 in UTC with milliseconds.
+            #expect(note.updatedAt >= note.createdAt)
 
             let shown = try await client.call(.get, "/v1/notes/\(id)", token: alice.accessToken)
             #expect(shown.status == .ok)
@@ -39,7 +42,7 @@ import Testing
         try await withApp { client in
             let alice = try await client.signup("alice", tenant: tenant)
             let created = try await client.call(.post, "/v1/notes", json: ["body": "first", "lat": 1, "lng": 2], token: alice.accessToken)
-            let id = try #require(created.json["id"] as? String)
+            let id = try created.decode(API.Note.self).id
             let tag = try #require(created.headers[.eTag])
 
             let notModified = try await client.call(.get, "/v1/notes/\(id)", token: alice.accessToken, headers: [.ifNoneMatch: tag])
@@ -56,7 +59,7 @@ import Testing
             #expect(updated.status == .ok)
             let newTag = try #require(updated.headers[.eTag])
             #expect(newTag != tag)
-            #expect(updated.json["body"] as? String == "second")
+            #expect(try updated.decode(API.Note.self).body == "second")
 
             // The old tag is stale now: 412, and nothing changes.
             let stale = try await client.call(
@@ -69,7 +72,7 @@ import Testing
             let staleDelete = try await client.call(.delete, "/v1/notes/\(id)", token: alice.accessToken, headers: [.ifMatch: tag])
             #expect(staleDelete.status == .preconditionFailed)
             let current = try await client.call(.get, "/v1/notes/\(id)", token: alice.accessToken)
-            #expect(current.json["body"] as? String == "second")
+            #expect(try current.decode(API.Note.self).body == "second")
             #expect(current.headers[.eTag] == newTag)
         }
     }
@@ -80,23 +83,27 @@ import Testing
         try await withApp { client in
             let alice = try await client.signup("alice", tenant: tenant)
             let note = try await client.createNote(alice, "by the water", lat: -33.8568, lng: 151.2153, placeID: place)
-            let id = try #require(note["id"] as? String)
-            #expect(note["place_id"] as? String == place)
+            let id = note.id
+            #expect(note.placeID == place)
 
+            // Not a wait for an event: timestamps have millisecond resolution, and the update
+            // below must fall in a later millisecond than the creation for `updated_at` to move.
             try await Task.sleep(for: .milliseconds(5))
             let hidden = try await client.call(.patch, "/v1/notes/\(id)", json: ["visibility": "private"], token: alice.accessToken)
             #expect(hidden.status == .ok)
-            #expect(hidden.json["visibility"] as? String == "private")
-            #expect(hidden.json["body"] as? String == "by the water")
-            #expect(hidden.json["place_id"] as? String == place)
-            #expect(hidden.json["created_at"] as? String == note["created_at"] as? String)
-            #expect(hidden.json["updated_at"] as? String != note["updated_at"] as? String)
+            let hiddenNote = try hidden.decode(API.Note.self)
+            #expect(hiddenNote.visibility == "private")
+            #expect(hiddenNote.body == "by the water")
+            #expect(hiddenNote.placeID == place)
+            #expect(hiddenNote.createdAt == note.createdAt)
+            #expect(hiddenNote.updatedAt > note.updatedAt)
 
             let detached = try await client.call(.patch, "/v1/notes/\(id)", json: ["place_id": NSNull()], token: alice.accessToken)
-            #expect(detached.json["place_id"] is NSNull)
+            #expect(try detached.decode(API.Note.self).placeID == nil)
             let attached = try await client.call(.patch, "/v1/notes/\(id)", json: ["place_id": place, "body": " new words "], token: alice.accessToken)
-            #expect(attached.json["place_id"] as? String == place)
-            #expect(attached.json["body"] as? String == "new words")
+            let attachedNote = try attached.decode(API.Note.self)
+            #expect(attachedNote.placeID == place)
+            #expect(attachedNote.body == "new words")
             let nothing = try await client.call(.patch, "/v1/notes/\(id)", json: [:], token: alice.accessToken)
             #expect(nothing.status == .ok)
             #expect(nothing.body == attached.body)
@@ -116,10 +123,10 @@ import Testing
             let alice = try await client.signup("alice", tenant: tenant)
             let created = try await client.call(
                 .post, "/v1/notes", json: ["body": "here", "lat": 0, "lng": 0, "place_id": place], token: alice.accessToken)
-            let id = try #require(created.json["id"] as? String)
+            let id = try created.decode(API.Note.self).id
             try await TestEnvironment.withOwnerPool { try await $0.query("DELETE FROM places WHERE id = \(Int64(place)!)") }
             let shown = try await client.call(.get, "/v1/notes/\(id)", token: alice.accessToken)
-            #expect(shown.json["place_id"] is NSNull)
+            #expect(try shown.decode(API.Note.self).placeID == nil)
             #expect(shown.headers[.eTag] != created.headers[.eTag])
         }
     }
@@ -132,7 +139,7 @@ import Testing
             #expect(missing.status == .badRequest, "bbox is required: \(missing.body)")
             let ok = try await client.call(.get, "/v1/notes/clusters?bbox=-180,-90,180,90&zoom=0", token: alice.accessToken)
             #expect(ok.status == .ok)
-            #expect(ok.json["clusters"] as? [Any] != nil)
+            #expect(try ok.decode(API.ClusterList.self).clusters.isEmpty)
         }
     }
 
@@ -158,9 +165,9 @@ import Testing
             try await client.createNote(alice, "one", lat: 0, lng: 0)
             try await client.createNote(alice, "two", lat: 0, lng: 0, visibility: "private")
             let me = try await client.call(.get, "/v1/me", token: alice.accessToken)
-            #expect(me.json["note_count"] as? Int == 2)
+            #expect(try me.decode(API.Me.self).noteCount == 2)
             let profile = try await client.call(.get, "/v1/users/alice", token: bob.accessToken)
-            #expect(profile.json["note_count"] as? Int == 1, "others count public notes only")
+            #expect(try profile.decode(API.PublicProfile.self).noteCount == 1, "others count public notes only")
         }
     }
 }

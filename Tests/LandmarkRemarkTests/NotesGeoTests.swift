@@ -12,8 +12,8 @@ import Testing
             // On a sphere B is nearer the origin than A; on the spheroid A is (a degree of
             // meridian at the equator is shorter than a degree of the equator). KNN alone
             // (`<->`, which measures on the sphere) would put B first.
-            let a = try #require(try await client.createNote(alice, "A north", lat: 1.0, lng: 0)["id"] as? String)
-            let b = try #require(try await client.createNote(alice, "B east", lat: 0, lng: 0.995)["id"] as? String)
+            let a = try await client.createNote(alice, "A north", lat: 1.0, lng: 0).id
+            let b = try await client.createNote(alice, "B east", lat: 0, lng: 0.995).id
             var generator = SystemRandomNumberGenerator()
             for index in 0..<40 {
                 let lat = Double.random(in: -3...3, using: &generator)
@@ -22,18 +22,20 @@ import Testing
             }
             let truth = try await NotesFixture.distances(tenant, lat: 0, lng: 0)
             let items = try await client.walk("/v1/notes?near=0,0", token: alice.accessToken, limit: 9)
-            let ids = items.compactMap { $0["id"] as? String }
+            let ids = items.map(\.id)
             #expect(ids == truth.sorted { ($0.value, Int64($0.key)!) < ($1.value, Int64($1.key)!) }.map(\.key))
             #expect(try #require(ids.firstIndex(of: a)) < #require(ids.firstIndex(of: b)))
             for item in items {
-                let id = try #require(item["id"] as? String)
-                let distance = try #require(item["distance_m"] as? Double)
+                let id = item.id
+                let distance = try #require(item.distanceM, "distance_m of \(id) is missing")
                 #expect(abs(distance - truth[id]!) <= 0.5, "distance_m of \(id)")
                 #expect((distance * 10).rounded() == distance * 10, "rounded to 0.1")
             }
             // Without near there is no distance.
-            let newest = try await client.page("/v1/notes?limit=3", token: alice.accessToken)
-            #expect(newest.items.allSatisfy { $0["distance_m"] == nil })
+            let newest = try await client.call(.get, "/v1/notes?limit=3", token: alice.accessToken)
+            #expect(try newest.decode(API.NotePage.self).items.count == 3)
+            guard case .array(let newestItems)? = newest.jsonValue["items"] else { Issue.record("no items: \(newest.body)"); return }
+            #expect(newestItems.allSatisfy { !$0.keys.contains("distance_m") })
         }
     }
 
@@ -47,8 +49,8 @@ import Testing
             for (radius, azimuth) in [(1000.0, 0.0), (10_000, 123), (100_000, 250), (5, 45)] {
                 let near = try await NotesFixture.project(lat: origin.lat, lng: origin.lng, distance: radius - 1, azimuth: azimuth)
                 let far = try await NotesFixture.project(lat: origin.lat, lng: origin.lng, distance: radius + 1, azimuth: azimuth)
-                inside.append(try #require(try await client.createNote(alice, "inside \(radius)", lat: near.lat, lng: near.lng)["id"] as? String))
-                outside.append(try #require(try await client.createNote(alice, "outside \(radius)", lat: far.lat, lng: far.lng)["id"] as? String))
+                inside.append(try await client.createNote(alice, "inside \(radius)", lat: near.lat, lng: near.lng).id)
+                outside.append(try await client.createNote(alice, "outside \(radius)", lat: far.lat, lng: far.lng).id)
             }
             for (index, radius) in [1000, 10_000, 100_000, 5].enumerated() {
                 let ids = try await client.ids("/v1/notes?near=\(origin.lat),\(origin.lng)&radius_m=\(radius)", token: alice.accessToken)
@@ -66,7 +68,7 @@ import Testing
             let alice = try await client.signup("alice", tenant: tenant)
             var expected: Set<String> = []
             for (lat, lng) in [(0.0, 175.0), (5, -175), (-10, 170), (10, -170), (0, 180), (0, -180)] {
-                expected.insert(try #require(try await client.createNote(alice, "in", lat: lat, lng: lng)["id"] as? String))
+                expected.insert(try await client.createNote(alice, "in", lat: lat, lng: lng).id)
             }
             for (lat, lng) in [(0.0, 0.0), (0, 169.9), (0, -169.9), (10.1, 175), (-10.1, -175), (60, 180)] {
                 try await client.createNote(alice, "out", lat: lat, lng: lng)
@@ -85,9 +87,9 @@ import Testing
         try await withApp { client in
             let alice = try await client.signup("alice", tenant: tenant)
             // On the lower edge of a wide northern box: outside a great-circle polygon, inside the map's rectangle.
-            let edge = try #require(try await client.createNote(alice, "edge", lat: 10, lng: 0)["id"] as? String)
-            let middle = try #require(try await client.createNote(alice, "middle", lat: 0, lng: 0)["id"] as? String)
-            let east = try #require(try await client.createNote(alice, "east", lat: 0, lng: 175)["id"] as? String)
+            let edge = try await client.createNote(alice, "edge", lat: 10, lng: 0).id
+            let middle = try await client.createNote(alice, "middle", lat: 0, lng: 0).id
+            let east = try await client.createNote(alice, "east", lat: 0, lng: 175).id
             #expect(try await client.ids("/v1/notes?bbox=-60,10,60,50", token: alice.accessToken) == [edge])
             // Wider than half the globe, not crossing: everything but the far east.
             #expect(Set(try await client.ids("/v1/notes?bbox=-170,-20,170,20", token: alice.accessToken)) == [edge, middle])
@@ -101,25 +103,25 @@ import Testing
         let tenant = try await TestEnvironment.makeTenant()
         try await withApp { client in
             let alice = try await client.signup("alice", tenant: tenant)
-            let north = try #require(try await client.createNote(alice, "north pole", lat: 90, lng: 0)["id"] as? String)
-            let south = try #require(try await client.createNote(alice, "south pole", lat: -90, lng: 180)["id"] as? String)
+            let north = try await client.createNote(alice, "north pole", lat: 90, lng: 0).id
+            let south = try await client.createNote(alice, "south pole", lat: -90, lng: 180).id
             let lineNote = try await client.createNote(alice, "date line", lat: 0, lng: -180)
-            let line = try #require(lineNote["id"] as? String)
-            #expect(lineNote["lng"] as? Double == 180, "the antimeridian is kept as 180")
+            let line = lineNote.id
+            #expect(lineNote.lng == 180, "the antimeridian is kept as 180")
             #expect(Set(try await client.ids("/v1/notes?bbox=-180,-90,180,90", token: alice.accessToken)) == [north, south, line])
             #expect(try await client.ids("/v1/notes?bbox=-180,89,180,90", token: alice.accessToken) == [north])
             #expect(try await client.ids("/v1/notes?bbox=179,-90,-179,-89", token: alice.accessToken) == [south])
             #expect(try await client.ids("/v1/notes?bbox=180,-1,180,1", token: alice.accessToken) == [line], "180 and -180 are one meridian")
             #expect(try await client.ids("/v1/notes?bbox=-180,-1,-180,1", token: alice.accessToken) == [line])
             let fromPole = try await client.page("/v1/notes?near=90,0", token: alice.accessToken)
-            #expect(fromPole.items.first?["id"] as? String == north)
-            #expect(fromPole.items.first?["distance_m"] as? Double == 0)
-            #expect(fromPole.items.last?["id"] as? String == south)
+            #expect(fromPole.items.first?.id == north)
+            #expect(fromPole.items.first?.distanceM == 0)
+            #expect(fromPole.items.last?.id == south)
             let fromLine = try await client.ids("/v1/notes?near=0,180&radius_m=1", token: alice.accessToken)
             #expect(fromLine == [line], "180 and -180 are the same meridian")
             let clusters = try await client.call(.get, "/v1/notes/clusters?bbox=-180,-90,180,90&zoom=3", token: alice.accessToken)
             #expect(clusters.status == .ok)
-            let counts = (clusters.json["clusters"] as? [[String: Any]] ?? []).compactMap { $0["count"] as? Int }
+            let counts = try clusters.decode(API.ClusterList.self).clusters.map(\.count)
             #expect(counts.reduce(0, +) == 3)
         }
     }
@@ -137,7 +139,7 @@ import Testing
                     let response = try await client.call(.get, path + queryValue(box), token: alice.accessToken)
                     #expect(response.status == .badRequest, "bbox=\(box)")
                     #expect(response.code == "malformed_request")
-                    #expect(response.string("detail")?.contains("bbox") == true)
+                    #expect(response.detail?.contains("bbox") == true)
                 }
             }
         }

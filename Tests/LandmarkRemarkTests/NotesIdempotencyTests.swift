@@ -41,7 +41,7 @@ import Testing
             let bob = try await client.signup("bob", tenant: tenant)
             let bobs = try await post(client, body, key: "retry-1", as: bob)
             #expect(bobs.status == .created)
-            #expect((bobs.json["author"] as? [String: Any])?["username"] as? String == "bob")
+            #expect(try bobs.decode(API.Note.self).author.username == "bob")
             #expect(try await NotesFixture.noteCount(tenant) == 3)
         }
     }
@@ -143,7 +143,7 @@ import Testing
                 let response = try await post(client, ["body": "x", "lat": 0, "lng": 0], key: key, as: alice)
                 #expect(response.status == .badRequest, "\(key)")
                 #expect(response.code == "malformed_request")
-                #expect(response.string("detail")?.contains("Idempotency-Key") == true)
+                #expect(response.detail?.contains("Idempotency-Key") == true)
             }
             #expect(try await post(client, ["body": "x", "lat": 0, "lng": 0], key: String(repeating: "k", count: 255), as: alice).status == .created)
             #expect(try await NotesFixture.noteCount(tenant) == 1)

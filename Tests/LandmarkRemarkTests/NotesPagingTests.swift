@@ -64,7 +64,7 @@ import Testing
             repeat {
                 let page = try await client.page(base + (cursor.map { "&cursor=\($0)" } ?? ""), token: alice.accessToken)
                 #expect(page.items.count == 7 || page.next == nil)
-                seen += page.items.compactMap { $0["id"] as? String }
+                seen += page.items.map(\.id)
                 cursor = page.next
                 pages += 1
                 if pages % 10 == 0 {
@@ -110,7 +110,7 @@ import Testing
                 let response = try await client.call(.get, path, token: alice.accessToken)
                 #expect(response.status == .badRequest, "\(path)")
                 #expect(response.code == "malformed_request")
-                #expect(response.string("detail")?.contains("cursor") == true)
+                #expect(response.detail?.contains("cursor") == true)
             }
             // The same query with a limit of its own keeps its cursor.
             #expect(try await client.call(.get, "/v1/notes?limit=3&cursor=\(newestCursor)", token: alice.accessToken).status == .ok)
@@ -119,14 +119,18 @@ import Testing
             let fingerprint = NoteFilters().fingerprint
             var near = NoteFilters()
             near.near = .init(lat: 0, lng: 0)
-            let forged: [(String, String)] = [
-                ("/v1/notes?limit=200", KeysetCursor(key: .newest(createdMicros: (1 << 53) - 1, id: Int64.max)).encoded(fingerprint: fingerprint)),
-                ("/v1/notes?limit=200", KeysetCursor(key: .newest(createdMicros: 0, id: 1)).encoded(fingerprint: fingerprint)),
-                ("/v1/notes?near=0,0&limit=200", KeysetCursor(key: .nearest(distance: 0, id: 1)).encoded(fingerprint: near.fingerprint)),
+            // How many notes each page holds (alice's 5 public ones are all she may see besides
+            // her own: bob's are private): without it, an empty page would pass as well.
+            let forged: [(String, String, ClosedRange<Int>)] = [
+                ("/v1/notes?limit=200", KeysetCursor(key: .newest(createdMicros: (1 << 53) - 1, id: Int64.max)).encoded(fingerprint: fingerprint), 5...5),
+                ("/v1/notes?limit=200", KeysetCursor(key: .newest(createdMicros: 0, id: 1)).encoded(fingerprint: fingerprint), 0...0),
+                // After (0 m, id 1): all five, or four if alice's note at 0,0 happens to have id 1.
+                ("/v1/notes?near=0,0&limit=200", KeysetCursor(key: .nearest(distance: 0, id: 1)).encoded(fingerprint: near.fingerprint), 4...5),
             ]
-            for (path, cursor) in forged {
+            for (path, cursor, count) in forged {
                 let page = try await client.page(path + "&cursor=\(cursor)", token: alice.accessToken)
-                #expect(page.items.allSatisfy { ($0["author"] as? [String: Any])?["username"] as? String == "alice" })
+                #expect(count.contains(page.items.count), "\(path): \(page.items.count) notes")
+                #expect(page.items.allSatisfy { $0.author.username == "alice" })
             }
             for (key, nearest) in [
                 (KeysetCursor.Key.nearest(distance: -1, id: 1), true), (.nearest(distance: .infinity, id: 1), true),
@@ -141,7 +145,8 @@ import Testing
             // A cursor from another tenant's walk moves within the caller's own tenant only.
             let carolPage = try await client.page("/v1/notes?limit=2", token: carol.accessToken)
             let fromCarol = try await client.page("/v1/notes?limit=200&cursor=\(try #require(carolPage.next))", token: alice.accessToken)
-            #expect(fromCarol.items.allSatisfy { ($0["author"] as? [String: Any])?["username"] as? String == "alice" })
+            #expect(!fromCarol.items.isEmpty, "alice's notes older than carol's position")
+            #expect(fromCarol.items.allSatisfy { $0.author.username == "alice" })
         }
     }
 
@@ -155,11 +160,12 @@ import Testing
             let all = try await client.page("/v1/notes?limit=200", token: alice.accessToken)
             #expect(all.items.count == 3 && all.next == nil)
             let plain = try await client.call(.get, "/v1/notes", token: alice.accessToken)
-            #expect(plain.json["next_cursor"] is NSNull, "next_cursor is present and null on the last page")
+            #expect(try plain.decode(API.NotePage.self).nextCursor == nil)
+            #expect(plain.jsonValue["next_cursor"] == .null, "next_cursor is present and null on the last page")
             for bad in ["0", "201", "-1", "abc", "1.5", "", "99999999999999999999"] {
                 let response = try await client.call(.get, "/v1/notes?limit=\(bad)", token: alice.accessToken)
                 #expect(response.status == .badRequest, "limit=\(bad)")
-                #expect(response.string("detail")?.contains("limit") == true)
+                #expect(response.detail?.contains("limit") == true)
             }
         }
     }

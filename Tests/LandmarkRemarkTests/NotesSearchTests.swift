@@ -25,10 +25,10 @@ import Testing
         let bob = try await client.signup("Bobby", tenant: tenant)
         var ids: [String: String] = [:]
         for (index, body) in Self.aliceBodies.enumerated() {
-            ids[body] = try await client.createNote(alice, body, lat: 0, lng: Double(index) / 100)["id"] as? String
+            ids[body] = try await client.createNote(alice, body, lat: 0, lng: Double(index) / 100).id
         }
         for (index, body) in Self.bobBodies.enumerated() {
-            ids[body] = try await client.createNote(bob, body, lat: 1, lng: Double(index) / 100)["id"] as? String
+            ids[body] = try await client.createNote(bob, body, lat: 1, lng: Double(index) / 100).id
         }
         try await client.createNote(bob, "coffee, but private", lat: 1, lng: 1, visibility: "private")
         return World(alice: alice, bob: bob, ids: ids)
@@ -103,9 +103,9 @@ import Testing
         try await withApp { client in
             let world = try await world(client, tenant: tenant)
             let page = try await client.page("/v1/notes?q=coffee&near=1,0.02", token: world.alice.accessToken)
-            let ids = page.items.compactMap { $0["id"] as? String }
+            let ids = page.items.map(\.id)
             #expect(ids == [world.ids["coffee again"]!, world.ids["Great COFFEE here"]!])
-            let distances = page.items.compactMap { $0["distance_m"] as? Double }
+            let distances = page.items.compactMap(\.distanceM)
             #expect(distances.count == 2 && distances[0] < distances[1])
             let within = try await client.ids("/v1/notes?q=off&in=body&near=1,0&radius_m=5000", token: world.alice.accessToken)
             #expect(Set(within) == world.ids("coffee again", "50%_off"))

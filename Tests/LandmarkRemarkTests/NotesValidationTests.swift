@@ -51,7 +51,7 @@ import Testing
                 let response = try await client.call(.post, "/v1/notes", json: json, token: alice.accessToken)
                 #expect(response.status == .unprocessableContent, "\(json)")
                 #expect(response.code == "validation_failed")
-                let named = (response.json["errors"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String }
+                let named = response.errorFields
                 #expect(Set(named) == Set(fields), "\(json): \(response.body)")
             }
             let raw: [(String?, String, HTTPResponse.Status, String)] = [
@@ -87,7 +87,7 @@ import Testing
         let tenant = try await TestEnvironment.makeTenant()
         try await withApp { client in
             let alice = try await client.signup("alice", tenant: tenant)
-            let id = try #require(try await client.createNote(alice, "original", lat: 1, lng: 1)["id"] as? String)
+            let id = try await client.createNote(alice, "original", lat: 1, lng: 1).id
             let before = try await client.call(.get, "/v1/notes/\(id)", token: alice.accessToken)
             let cases: [([String: Any], String)] = [
                 (["body": NSNull()], "body"), (["body": ""], "body"), (["body": " "], "body"), (["body": 5], "body"),
@@ -97,7 +97,7 @@ import Testing
             for (json, field) in cases {
                 let response = try await client.call(.patch, "/v1/notes/\(id)", json: json, token: alice.accessToken)
                 #expect(response.status == .unprocessableContent, "\(json)")
-                #expect((response.json["errors"] as? [[String: Any]])?.first?["field"] as? String == field)
+                #expect(response.errorFields.first == field)
             }
             let notJSON = try await client.call(.patch, "/v1/notes/\(id)", raw: "body=x", token: alice.accessToken)
             #expect(notJSON.status == .badRequest)
@@ -141,13 +141,13 @@ import Testing
                 let response = try await client.call(.get, "/v1/notes?" + query, token: alice.accessToken)
                 #expect(response.status == .badRequest, "\(query)")
                 #expect(response.code == "malformed_request")
-                #expect(response.string("detail")?.contains(parameter) == true, "\(query): \(response.string("detail") ?? "")")
+                #expect(response.detail?.contains(parameter) == true, "\(query): \(response.detail ?? "")")
             }
             // The same parameters are checked for a user's list, where author is fixed by the path.
             for (query, parameter) in [("near=abc", "near"), ("author=me", "author"), ("limit=500", "limit")] {
                 let response = try await client.call(.get, "/v1/users/alice/notes?" + query, token: alice.accessToken)
                 #expect(response.status == .badRequest, "\(query)")
-                #expect(response.string("detail")?.contains(parameter) == true)
+                #expect(response.detail?.contains(parameter) == true)
             }
             for username in ["nobody", "no", "bad%20name"] {
                 let response = try await client.call(.get, "/v1/users/\(username)/notes", token: alice.accessToken)

@@ -10,10 +10,9 @@ import Testing
         try await withApp { client in
             let alice = try await client.signup("alice", tenant: tenant)
             let bob = try await client.signup("bob", tenant: tenant)
-            let open = try #require(try await client.createNote(alice, "secret garden, open to all", lat: 10, lng: 10)["id"] as? String)
-            let hidden = try #require(
-                try await client.createNote(alice, "secret garden, mine only", lat: 10, lng: 10.0001, visibility: "private")["id"] as? String)
-            let bobs = try #require(try await client.createNote(bob, "bob was here", lat: 10, lng: 10.0002)["id"] as? String)
+            let open = try await client.createNote(alice, "secret garden, open to all", lat: 10, lng: 10).id
+            let hidden = try await client.createNote(alice, "secret garden, mine only", lat: 10, lng: 10.0001, visibility: "private").id
+            let bobs = try await client.createNote(bob, "bob was here", lat: 10, lng: 10.0002).id
 
             // Bob sees Alice's public note and his own, never her private one.
             let lists = [
@@ -28,10 +27,10 @@ import Testing
             }
             #expect(Set(try await client.ids("/v1/notes", token: bob.accessToken)) == [open, bobs])
             let clusters = try await client.call(.get, "/v1/notes/clusters?bbox=-180,-90,180,90&zoom=0", token: bob.accessToken)
-            let counts = (clusters.json["clusters"] as? [[String: Any]] ?? []).compactMap { $0["count"] as? Int }
+            let counts = try clusters.decode(API.ClusterList.self).clusters.map(\.count)
             #expect(counts.reduce(0, +) == 2, "clusters count only what Bob may see")
             let profile = try await client.call(.get, "/v1/users/alice", token: bob.accessToken)
-            #expect(profile.json["note_count"] as? Int == 1)
+            #expect(try profile.decode(API.PublicProfile.self).noteCount == 1)
 
             // The private note is not found for Bob, whatever he does; and is unchanged after.
             for method in [HTTPRequest.Method.get, .patch, .delete] {
@@ -46,11 +45,13 @@ import Testing
                 #expect(response.code == "forbidden")
             }
             let stillAlices = try await client.call(.get, "/v1/notes/\(hidden)", token: alice.accessToken)
-            #expect(stillAlices.json["body"] as? String == "secret garden, mine only")
-            #expect(stillAlices.json["is_mine"] as? Bool == true)
+            let alicesNote = try stillAlices.decode(API.Note.self)
+            #expect(alicesNote.body == "secret garden, mine only")
+            #expect(alicesNote.isMine == true)
             let stillOpen = try await client.call(.get, "/v1/notes/\(open)", token: bob.accessToken)
-            #expect(stillOpen.json["body"] as? String == "secret garden, open to all")
-            #expect(stillOpen.json["is_mine"] as? Bool == false)
+            let openNote = try stillOpen.decode(API.Note.self)
+            #expect(openNote.body == "secret garden, open to all")
+            #expect(openNote.isMine == false)
             #expect(try await NotesFixture.noteCount(tenant) == 3)
 
             // Alice sees her own private note in her lists.
@@ -66,7 +67,7 @@ import Testing
         try await withApp { client in
             let alice = try await client.signup("alice", tenant: home)
             let carol = try await client.signup("carol", tenant: away)
-            let aliceNote = try #require(try await client.createNote(alice, "home note", lat: 5, lng: 5)["id"] as? String)
+            let aliceNote = try await client.createNote(alice, "home note", lat: 5, lng: 5).id
             try await client.createNote(carol, "away note", lat: 5, lng: 5)
 
             for method in [HTTPRequest.Method.get, .patch, .delete] {
@@ -78,12 +79,12 @@ import Testing
             #expect(try await client.ids("/v1/notes?author=alice", token: carol.accessToken).isEmpty)
             #expect(try await client.call(.get, "/v1/users/alice/notes", token: carol.accessToken).status == .notFound)
             let clusters = try await client.call(.get, "/v1/notes/clusters?bbox=0,0,10,10&zoom=3", token: carol.accessToken)
-            #expect((clusters.json["clusters"] as? [[String: Any]])?.first?["count"] as? Int == 1)
+            #expect(try clusters.decode(API.ClusterList.self).clusters.map(\.count) == [1])
             // Another tenant's place cannot be attached.
             let attached = try await client.call(
                 .post, "/v1/notes", json: ["body": "x", "lat": 0, "lng": 0, "place_id": awayPlace], token: alice.accessToken)
             #expect(attached.status == .unprocessableContent)
-            #expect((attached.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "place_id")
+            #expect(attached.errorFields.first == "place_id")
             #expect(try await NotesFixture.noteCount(home) == 1)
             #expect(try await client.call(.get, "/v1/notes/\(aliceNote)", token: alice.accessToken).status == .ok)
         }

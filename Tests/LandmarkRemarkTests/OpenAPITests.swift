@@ -150,7 +150,7 @@ import Testing
             }
             let signup = try await client.call(.post, "/v1/auth/signup", json: ["username": "fit-alice", "password": "a sturdy passphrase", "email": "fit@example.com"], tenant: tenant)
             try check("post", "/v1/auth/signup", signup)
-            let token = try #require(signup.string("access_token"))
+            let token = try signup.decode(API.TokenResponse.self).accessToken
             try check("post", "/v1/auth/signup", try await client.call(.post, "/v1/auth/signup", json: ["username": "x"], tenant: tenant))
             try check("post", "/v1/auth/signup", try await client.call(.post, "/v1/auth/signup", json: ["username": "fit-alice", "password": "another passphrase"], tenant: tenant))
             try check("post", "/v1/auth/login", try await client.call(.post, "/v1/auth/login", json: ["username": "fit-alice", "password": "wrong password"], tenant: tenant))
@@ -160,14 +160,14 @@ import Testing
 
             let place = try await client.call(.post, "/v1/places", json: ["name": " The Chair ", "lat": -33.8597, "lng": 151.2225], token: token)
             try check("post", "/v1/places", place)
-            let placeID = try #require(place.string("id"))
+            let placeID = try place.decode(API.Place.self).id
             try check("get", "/v1/places", try await client.call(.get, "/v1/places?near=-33.86,151.22&q=chair", token: token))
             try check("get", "/v1/places/{id}", try await client.call(.get, "/v1/places/\(placeID)", token: token))
             try check("patch", "/v1/places/{id}", try await client.call(.patch, "/v1/places/\(placeID)", json: ["name": ""], token: token))
 
             let created = try await client.call(.post, "/v1/notes", json: ["body": "  Window seat  ", "lat": -33.8688, "lng": 151.2093, "place_id": placeID], token: token)
             try check("post", "/v1/notes", created)
-            let id = try #require(created.string("id"))
+            let id = try created.decode(API.Note.self).id
             try check("get", "/v1/notes/{id}", try await client.call(.get, "/v1/notes/\(id)", token: token))
             let tag = try #require(created.headers[.eTag])
             try check("get", "/v1/notes/{id}", try await client.call(.get, "/v1/notes/\(id)", token: token, headers: [.ifNoneMatch: tag]))
@@ -248,11 +248,11 @@ struct JSONSchemaChecker {
         guard let schema = (content[mediaType] as? [String: Any])?["schema"] else {
             return ["content type \(mediaType) is not documented"]
         }
-        let body = try JSONDecoder().decode(JSON.self, from: Data(response.body.utf8))
+        let body = try JSONDecoder().decode(JSONTree.self, from: Data(response.body.utf8))
         return validate(body, against: schema, at: "$")
     }
 
-    func validate(_ value: JSON, against schemaValue: Any, at path: String) -> [String] {
+    func validate(_ value: JSONTree, against schemaValue: Any, at path: String) -> [String] {
         guard let schema = resolve(schemaValue) as? [String: Any] else { return ["\(path): unresolvable schema"] }
         var problems: [String] = []
         for part in schema["allOf"] as? [Any] ?? [] { problems += validate(value, against: part, at: path) }
@@ -301,27 +301,9 @@ struct JSONSchemaChecker {
     }
 }
 
-/// A response body, parsed without Foundation's number/boolean ambiguity.
-enum JSON: Decodable, CustomStringConvertible {
-    case null, bool(Bool), number(Double), string(String), array([JSON]), object([String: JSON])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSON].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSON].self))
-        }
-    }
-
+/// The schema checks on a parsed body (`JSONTree`, Support/APIModels.swift: parsed without
+/// Foundation's number/boolean ambiguity).
+extension JSONTree {
     func `is`(_ type: String) -> Bool {
         switch (self, type) {
         case (.null, "null"), (.bool, "boolean"), (.number, "number"), (.string, "string"), (.array, "array"), (.object, "object"): return true
@@ -338,15 +320,5 @@ enum JSON: Decodable, CustomStringConvertible {
         default: return false
         }
     }
-
-    var description: String {
-        switch self {
-        case .null: return "null"
-        case .bool(let value): return "\(value)"
-        case .number(let value): return "\(value)"
-        case .string(let value): return "\"\(value)\""
-        case .array(let items): return "[\(items.count) items]"
-        case .object(let fields): return "{\(fields.keys.sorted().joined(separator: ", "))}"
-        }
-    }
 }
+

@@ -50,7 +50,10 @@ import Testing
             #expect(response.status == .notFound)
             #expect(response.headers[.contentType] == "application/problem+json")
             #expect(response.code == "not_found")
-            #expect(response.string("request_id") != nil)
+            // A well-formed problem whose request_id is the response's X-Request-Id.
+            let problem = try response.problem()
+            #expect(!problem.requestID.isEmpty)
+            #expect(response.headers[HTTPField.Name("X-Request-Id")!] == problem.requestID)
         }
     }
 

@@ -6,10 +6,10 @@ import Testing
 
 extension TestClientProtocol {
     @discardableResult
-    func createPlace(_ account: Account, _ name: String, lat: Double, lng: Double, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
+    func createPlace(_ account: Account, _ name: String, lat: Double, lng: Double, sourceLocation: SourceLocation = #_sourceLocation) async throws -> API.Place {
         let response = try await call(.post, "/v1/places", json: ["name": name, "lat": lat, "lng": lng], token: account.accessToken)
         #expect(response.status == .created, "\(response.body)", sourceLocation: sourceLocation)
-        return response.json
+        return try response.decode(API.Place.self)
     }
 }
 
@@ -27,18 +27,21 @@ extension TestClientProtocol {
             let outside = try await NotesFixture.project(lat: origin.lat, lng: origin.lng, distance: 3001, azimuth: 200)
             try await client.createPlace(user, "just inside", lat: inside.lat, lng: inside.lng)
             try await client.createPlace(user, "just outside", lat: outside.lat, lng: outside.lng)
-            let all = try await client.page("/v1/places?near=\(origin.lat),\(origin.lng)", token: user.accessToken).items
-            #expect(all.compactMap { $0["name"] as? String } == ["place at 100", "place at 900", "place at 2500", "just inside", "just outside", "place at 5000"])
-            let distances = all.compactMap { $0["distance_m"] as? Double }
+            let all = try await client.page("/v1/places?near=\(origin.lat),\(origin.lng)", token: user.accessToken, of: API.Place.self).items
+            #expect(all.map(\.name) == ["place at 100", "place at 900", "place at 2500", "just inside", "just outside", "place at 5000"])
+            let distances = all.compactMap(\.distanceM)
+            #expect(distances.count == all.count, "every place has distance_m with near")
             #expect(abs(distances[0] - 100) < 0.5 && abs(distances[3] - 2999) < 0.5)
-            let within = try await client.page("/v1/places?near=\(origin.lat),\(origin.lng)&radius_m=3000", token: user.accessToken).items
-            #expect(within.compactMap { $0["name"] as? String } == ["place at 100", "place at 900", "place at 2500", "just inside"])
+            let within = try await client.page("/v1/places?near=\(origin.lat),\(origin.lng)&radius_m=3000", token: user.accessToken, of: API.Place.self).items
+            #expect(within.map(\.name) == ["place at 100", "place at 900", "place at 2500", "just inside"])
             // Paging by 2 walks the same order.
-            let walked = try await client.walk("/v1/places?near=\(origin.lat),\(origin.lng)", token: user.accessToken, limit: 2)
-            #expect(walked.compactMap { $0["name"] as? String } == all.compactMap { $0["name"] as? String })
-            let plain = try await client.page("/v1/places", token: user.accessToken).items
-            #expect(plain.first?["name"] as? String == "just outside")
-            #expect(plain.first?["distance_m"] == nil)
+            let walked = try await client.walk("/v1/places?near=\(origin.lat),\(origin.lng)", token: user.accessToken, limit: 2, of: API.Place.self)
+            #expect(walked.map(\.name) == all.map(\.name))
+            let plain = try await client.call(.get, "/v1/places", token: user.accessToken)
+            #expect(try plain.decode(API.PlacePage.self).items.first?.name == "just outside")
+            // Without `near`, no `distance_m` key at all.
+            guard case .array(let plainItems)? = plain.jsonValue["items"] else { Issue.record("no items: \(plain.body)"); return }
+            #expect(plainItems.allSatisfy { !$0.keys.contains("distance_m") })
         }
     }
 
@@ -49,12 +52,12 @@ extension TestClientProtocol {
             try await client.createPlace(user, "Suva 100%", lat: -18.14, lng: 178.44)
             try await client.createPlace(user, "Apia_harbour", lat: -13.83, lng: -171.76)
             try await client.createPlace(user, "Back\\slash 'quoted' 🏝️", lat: 51.5, lng: -0.12)
-            let pacific = try await client.page("/v1/places?bbox=170,-20,-170,0", token: user.accessToken).items
-            #expect(Set(pacific.compactMap { $0["name"] as? String }) == ["Suva 100%", "Apia_harbour"])
+            let pacific = try await client.page("/v1/places?bbox=170,-20,-170,0", token: user.accessToken, of: API.Place.self).items
+            #expect(Set(pacific.map(\.name)) == ["Suva 100%", "Apia_harbour"])
             for (q, expected) in [("100%", ["Suva 100%"]), ("_h", ["Apia_harbour"]), ("%", ["Suva 100%"]), ("\\", ["Back\\slash 'quoted' 🏝️"]),
                                   ("'quoted'", ["Back\\slash 'quoted' 🏝️"]), ("🏝️", ["Back\\slash 'quoted' 🏝️"]), ("SUVA", ["Suva 100%"]), ("zz", [])] {
-                let found = try await client.page("/v1/places?q=\(queryValue(q))", token: user.accessToken).items
-                #expect(found.compactMap { $0["name"] as? String } == expected, "q=\(q)")
+                let found = try await client.page("/v1/places?q=\(queryValue(q))", token: user.accessToken, of: API.Place.self).items
+                #expect(found.map(\.name) == expected, "q=\(q)")
             }
             for bad in ["q=", "bbox=1,2,3", "near=91,0", "radius_m=10", "author=me", "limit=0", "cursor=xyz", "colour=red"] {
                 let response = try await client.call(.get, "/v1/places?\(bad)", token: user.accessToken)
@@ -69,16 +72,16 @@ extension TestClientProtocol {
             let owner = try await client.signup("owner", tenant: tenant)
             let other = try await client.signup("other", tenant: tenant)
             let place = try await client.createPlace(owner, "  My spot  ", lat: 1, lng: 1)
-            #expect(place["name"] as? String == "My spot")
-            #expect(place["kind"] as? String == "custom")
+            #expect(place.name == "My spot")
+            #expect(place.kind == "custom")
+            #expect(place.noteCount == 0)
             // The creator as a note's author is shown, in every place response.
-            let creator = try #require(place["created_by"] as? [String: Any])
-            #expect(creator["id"] as? String == owner.userID && creator["username"] as? String == "owner" && creator.count == 2)
-            let id = try #require(place["id"] as? String)
+            #expect(place.createdBy == API.Author(id: owner.userID, username: "owner"))
+            let id = place.id
             #expect(try await client.call(.patch, "/v1/places/\(id)", json: ["name": "Mine now"], token: other.accessToken).code == "forbidden")
             #expect(try await client.call(.delete, "/v1/places/\(id)", token: other.accessToken).code == "forbidden")
             let renamed = try await client.call(.patch, "/v1/places/\(id)", json: ["name": "Renamed"], token: owner.accessToken)
-            #expect(renamed.string("name") == "Renamed")
+            #expect(try renamed.decode(API.Place.self).name == "Renamed")
             #expect(try await client.call(.patch, "/v1/places/\(id)", json: ["name": ""], token: owner.accessToken).code == "validation_failed")
             #expect(try await client.call(.patch, "/v1/places/\(id)", json: ["name": "x", "lat": 2], token: owner.accessToken).code == "validation_failed")
 
@@ -86,10 +89,12 @@ extension TestClientProtocol {
             #expect(try await client.call(.patch, "/v1/places/\(defaultID)", json: ["name": "Mine"], token: owner.accessToken).code == "forbidden")
             #expect(try await client.call(.delete, "/v1/places/\(defaultID)", token: owner.accessToken).code == "forbidden")
             let curated = try await client.call(.get, "/v1/places/\(defaultID)", token: owner.accessToken)
-            #expect(curated.string("kind") == "default")
-            #expect(curated.json["created_by"] is NSNull)
-            let listed = try await client.page("/v1/places?q=Renamed", token: other.accessToken).items
-            #expect((listed.first?["created_by"] as? [String: Any])?["username"] as? String == "owner")
+            let curatedPlace = try curated.decode(API.Place.self)
+            #expect(curatedPlace.kind == "default")
+            #expect(curatedPlace.createdBy == nil)
+            #expect(curated.jsonValue["created_by"] == .null, "present and null")
+            let listed = try await client.page("/v1/places?q=Renamed", token: other.accessToken, of: API.Place.self).items
+            #expect(listed.first?.createdBy?.username == "owner")
 
             for bad: [String: Any] in [["name": "x"], ["name": "x", "lat": 91, "lng": 0], ["name": String(repeating: "n", count: 101), "lat": 0, "lng": 0],
                                        ["name": "x", "lat": "1", "lng": 0], ["name": "tab\there", "lat": 0, "lng": 0]] {
@@ -103,28 +108,28 @@ extension TestClientProtocol {
         try await withApp { client in
             let owner = try await client.signup("keeper", tenant: tenant)
             let place = try await client.createPlace(owner, "Temporary", lat: 2, lng: 2)
-            let placeID = try #require(place["id"] as? String)
+            let placeID = place.id
             let note = try await client.createNote(owner, "about it", lat: 2, lng: 2, placeID: placeID)
-            let noteID = try #require(note["id"] as? String)
+            let noteID = note.id
             let private_ = try await client.createNote(owner, "private about it", lat: 2, lng: 2, visibility: "private", placeID: placeID)
-            #expect(private_["place_id"] as? String == placeID)
+            #expect(private_.placeID == placeID)
             let viewer = try await client.signup("viewer", tenant: tenant)
-            #expect(try await client.call(.get, "/v1/places/\(placeID)", token: owner.accessToken).json["note_count"] as? Int == 2)
-            #expect(try await client.call(.get, "/v1/places/\(placeID)", token: viewer.accessToken).json["note_count"] as? Int == 1)
+            #expect(try await client.call(.get, "/v1/places/\(placeID)", token: owner.accessToken).decode(API.Place.self).noteCount == 2)
+            #expect(try await client.call(.get, "/v1/places/\(placeID)", token: viewer.accessToken).decode(API.Place.self).noteCount == 1)
             let listed = try await client.page("/v1/notes?place_id=\(placeID)", token: viewer.accessToken).items
-            #expect(listed.compactMap { $0["id"] as? String } == [noteID])
+            #expect(listed.map(\.id) == [noteID])
             #expect(try await client.call(.delete, "/v1/places/\(placeID)", token: owner.accessToken).status == .noContent)
             #expect(try await client.call(.get, "/v1/places/\(placeID)", token: owner.accessToken).status == .notFound)
             let kept = try await client.call(.get, "/v1/notes/\(noteID)", token: owner.accessToken)
             #expect(kept.status == .ok)
-            #expect(kept.json["place_id"] is NSNull)
+            #expect(try kept.decode(API.Note.self).placeID == nil)
 
             let lasting = try await client.createPlace(viewer, "Outlives me", lat: 3, lng: 3)
-            let lastingID = try #require(lasting["id"] as? String)
+            let lastingID = lasting.id
             #expect(try await client.call(.delete, "/v1/me", json: ["password": viewer.password], token: viewer.accessToken).status == .noContent)
             let orphan = try await client.call(.get, "/v1/places/\(lastingID)", token: owner.accessToken)
             #expect(orphan.status == .ok)
-            #expect(orphan.json["created_by"] is NSNull)
+            #expect(try orphan.decode(API.Place.self).createdBy == nil)
         }
     }
 
@@ -135,11 +140,11 @@ extension TestClientProtocol {
             let inA = try await client.signup("a-user", tenant: a)
             let inB = try await client.signup("b-user", tenant: b)
             let place = try await client.createPlace(inB, "B only", lat: 0, lng: 0)
-            let id = try #require(place["id"] as? String)
+            let id = place.id
             #expect(try await client.call(.get, "/v1/places/\(id)", token: inA.accessToken).code == "not_found")
             #expect(try await client.call(.patch, "/v1/places/\(id)", json: ["name": "x"], token: inA.accessToken).code == "not_found")
             #expect(try await client.call(.delete, "/v1/places/\(id)", token: inA.accessToken).code == "not_found")
-            #expect(try await client.page("/v1/places", token: inA.accessToken).items.isEmpty)
+            #expect(try await client.page("/v1/places", token: inA.accessToken, of: API.Place.self).items.isEmpty)
             let attach = try await client.call(.post, "/v1/notes", json: ["body": "x", "lat": 0, "lng": 0, "place_id": id], token: inA.accessToken)
             #expect(attach.code == "validation_failed")
             #expect(try await client.call(.get, "/v1/places/abc", token: inA.accessToken).code == "not_found")
@@ -219,7 +224,7 @@ extension TestClientProtocol {
             let visitor = try await client.signup("visitor", tenant: tenant)
             let nearby = try await client.page("/v1/notes?near=-33.8568,151.2153&radius_m=10000", token: visitor.accessToken).items
             #expect(nearby.count == 8)
-            #expect(nearby.first?["place_id"] is String)
+            #expect(nearby.first?.placeID != nil)
             #expect(try await client.call(.post, "/v1/auth/login", json: ["username": "landmark-demo", "password": "!"], tenant: tenant).status == .unauthorized)
         }
     }

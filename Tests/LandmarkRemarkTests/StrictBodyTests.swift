@@ -30,7 +30,7 @@ import Testing
             let twice = try await client.call(.post, "/v1/auth/signup",
                                               raw: #"{"username": "dup_a", "password": "a sturdy passphrase", "username": "dup_b"}"#, tenant: tenant)
             #expect(twice.status == .badRequest && twice.code == "malformed_request")
-            #expect(twice.string("detail")?.contains(#""username""#) == true, "\(twice.body)")
+            #expect(twice.detail?.contains(#""username""#) == true, "\(twice.body)")
             let escaped = try await client.call(.post, "/v1/auth/signup",
                                                 raw: #"{"username": "dup_a", "password": "a sturdy passphrase", "user\u006eame": "dup_b"}"#, tenant: tenant)
             #expect(escaped.code == "malformed_request")
@@ -42,7 +42,7 @@ import Testing
                 {"password": {"current": "wrong guess", "new": "a new sturdy phrase", "current": "\(account.password)"}}
                 """, token: account.accessToken)
             #expect(nested.code == "malformed_request")
-            #expect(nested.string("detail")?.contains("password.current") == true, "\(nested.body)")
+            #expect(nested.detail?.contains("password.current") == true, "\(nested.body)")
             // The password did not change.
             let login = try await client.call(.post, "/v1/auth/login", json: ["username": "dup_b", "password": account.password], tenant: tenant)
             #expect(login.status == .ok)

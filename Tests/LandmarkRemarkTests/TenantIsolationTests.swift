@@ -27,9 +27,10 @@ import Testing
             #expect(hidden.status == .notFound)
             #expect(hidden.code == "not_found")
             let visible = try await client.call(.get, "/v1/users/KIM", token: inA.accessToken)
-            #expect(visible.string("id") == inA.userID)
-            #expect(visible.json["note_count"] as? Int == 0)
-            #expect(visible.json["email"] == nil)
+            let profile = try visible.decode(API.PublicProfile.self)
+            #expect(profile.id == inA.userID)
+            #expect(profile.noteCount == 0)
+            #expect(!visible.jsonValue.keys.contains("email"), "another user's email is never shown")
         }
     }
 
@@ -86,7 +87,7 @@ import Testing
             let again = try await client.call(.post, "/v1/auth/login", json: ["username": "leo", "password": account.password], tenant: tenant)
             #expect(again.status == .ok)
             try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_tenant_disabled(\(tenant), true)") }
-            let token = try #require(again.string("access_token"))
+            let token = try again.decode(API.TokenResponse.self).accessToken
             #expect(try await client.call(.get, "/v1/me", token: token).status == .unauthorized)
         }
     }

@@ -6,45 +6,58 @@ import Testing
 
 /// Helpers shared by the Notes* suites.
 extension TestClientProtocol {
-    /// Creates a note through the API and returns its JSON; records an issue unless `201`.
+    /// Creates a note through the API and returns it; records an issue unless `201`.
     @discardableResult
     func createNote(
         _ account: Account, _ body: String, lat: Double, lng: Double,
         visibility: String? = nil, placeID: String? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
-    ) async throws -> [String: Any] {
+    ) async throws -> API.Note {
         var json: [String: Any] = ["body": body, "lat": lat, "lng": lng]
         if let visibility { json["visibility"] = visibility }
         if let placeID { json["place_id"] = placeID }
         let response = try await call(.post, "/v1/notes", json: json, token: account.accessToken)
         #expect(response.status == .created, "create failed: \(response.body)", sourceLocation: sourceLocation)
-        return response.json
+        return try response.decode(API.Note.self)
     }
 
-    /// `GET path` expecting `200` and a page; returns its items and next cursor.
-    func page(_ path: String, token: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> (items: [[String: Any]], next: String?) {
+    /// `GET path` expecting `200` and a page of `Item`; returns its items and next cursor.
+    func page<Item: APIModel>(
+        _ path: String, token: String, of type: Item.Type, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (items: [Item], next: String?) {
         let response = try await call(.get, path, token: token)
         #expect(response.status == .ok, "\(path): \(response.body)", sourceLocation: sourceLocation)
-        return (response.json["items"] as? [[String: Any]] ?? [], response.json["next_cursor"] as? String)
+        let page = try response.decode(API.Page<Item>.self)
+        return (page.items, page.nextCursor)
+    }
+
+    /// `GET path` expecting `200` and a page of notes.
+    func page(_ path: String, token: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> (items: [API.Note], next: String?) {
+        try await page(path, token: token, of: API.Note.self, sourceLocation: sourceLocation)
     }
 
     /// Walks every page of a list and returns all items in order.
-    func walk(_ path: String, token: String, limit: Int = 50) async throws -> [[String: Any]] {
-        var items: [[String: Any]] = []
+    func walk<Item: APIModel>(_ path: String, token: String, limit: Int = 50, of type: Item.Type) async throws -> [Item] {
+        var items: [Item] = []
         var cursor: String?
         repeat {
             var url = path + (path.contains("?") ? "&" : "?") + "limit=\(limit)"
             if let cursor { url += "&cursor=\(cursor)" }
-            let page = try await page(url, token: token)
+            let page = try await page(url, token: token, of: Item.self)
             items += page.items
             cursor = page.next
         } while cursor != nil
         return items
     }
 
-    /// The ids of a list's items, all pages.
+    /// Walks every page of a list of notes.
+    func walk(_ path: String, token: String, limit: Int = 50) async throws -> [API.Note] {
+        try await walk(path, token: token, limit: limit, of: API.Note.self)
+    }
+
+    /// The ids of a list's notes, all pages.
     func ids(_ path: String, token: String) async throws -> [String] {
-        try await walk(path, token: token).compactMap { $0["id"] as? String }
+        try await walk(path, token: token).map(\.id)
     }
 }
 

@@ -76,6 +76,21 @@ final class SSEClient: Sendable {
         return state.withLock { $0.events }
     }
 
+    /// Waits for the first event of `kind` whose data's `id` is `id` (or the timeout, or the
+    /// end of the stream), and returns it.
+    func firstEvent(_ kind: String, id: String, timeout: Duration = .seconds(20)) async throws -> Event? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let (events, closed) = state.withLock { ($0.events, $0.closed) }
+            if let match = events.first(where: { $0.event == kind && (try? JSONTree(parsing: $0.data))?["id"] == .string(id) }) { return match }
+            if closed || ContinuousClock.now >= deadline { return nil }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// The events that have arrived so far, without waiting.
+    var received: [Event] { state.withLock { $0.events } }
+
     /// Waits for the server to close the stream.
     func waitForClose(timeout: Duration) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout

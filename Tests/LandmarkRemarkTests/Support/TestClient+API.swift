@@ -4,21 +4,30 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
-/// A response's status, headers and body, with JSON helpers for compact assertions.
+/// A response's status, headers and body. Read bodies through the typed models of
+/// APIModels.swift (`decode(API.Note.self)`, `problem()`), so a missing or mistyped field fails.
 struct APIResponse: Sendable {
     let status: HTTPResponse.Status
     let headers: HTTPFields
     let body: String
 
-    /// The body as a JSON object; an empty object when it is not one.
-    var json: [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
+    /// The body as a JSON tree, for the few checks that are about the JSON itself
+    /// (a key that must be absent, or present and null); `.null` when it is not JSON.
+    var jsonValue: JSONTree { (try? JSONTree(parsing: body)) ?? .null }
+
+    /// The problem `code` of an error response; nil for a success. An error body that is
+    /// not a well-formed problem gives a description of what is wrong instead, which no
+    /// expected code equals.
+    var code: String? {
+        guard status.code >= 400 else { return nil }
+        do { return try problem().code } catch { return "not a problem: \(error)" }
     }
 
-    /// The problem `code`, for error responses.
-    var code: String? { json["code"] as? String }
+    /// The problem `detail` of an error response; nil for a success or a malformed problem.
+    var detail: String? { status.code >= 400 ? (try? problem())?.detail : nil }
 
-    func string(_ key: String) -> String? { json[key] as? String }
+    /// The fields an error response's `errors` names, in order (empty when it names none).
+    var errorFields: [String] { (try? problem())?.fields ?? [] }
 }
 
 extension TestClientProtocol {
@@ -51,10 +60,10 @@ extension TestClientProtocol {
         if let email { json["email"] = email }
         let response = try await call(.post, "/v1/auth/signup", json: json, tenant: tenant)
         #expect(response.status == .created, "signup failed: \(response.body)")
-        let user = response.json["user"] as? [String: Any]
+        let tokens = try response.decode(API.TokenResponse.self)
         return Account(
-            accessToken: response.string("access_token") ?? "", refreshToken: response.string("refresh_token") ?? "",
-            userID: user?["id"] as? String ?? "", username: username, password: password, tenant: tenant)
+            accessToken: tokens.accessToken, refreshToken: tokens.refreshToken,
+            userID: tokens.user.id, username: username, password: password, tenant: tenant)
     }
 }
 

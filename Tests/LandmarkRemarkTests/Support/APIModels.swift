@@ -1,0 +1,367 @@
+import Foundation
+import HTTPTypes
+import Testing
+
+// The API's JSON objects as openapi/openapi.json describes them, defined here and only
+// here for the tests: never the service's own Swift types, so a test reads the wire
+// format the way a client does, and a renamed or reshaped internal type cannot make a
+// test agree with the service by construction.
+//
+// Decoding is strict:
+// - a required field that is missing, or has the wrong JSON type, fails to decode;
+// - a field that is required but may be null (`place_id`, `created_by`, `email`,
+//   `next_cursor`) must be present: `@Nullable` is not optional itself, so a missing
+//   key fails, and only an explicit null decodes as `nil`;
+// - timestamps must have the RFC 3339 millisecond form (`Timestamp`);
+// - `APIResponse.decode` and `decodeAPI` re-encode what they decoded and compare it with
+//   the body, so a field the model does not know (`additionalProperties: false` in the
+//   document) fails too.
+
+/// A model of one of the API's JSON objects: decodes strictly and encodes back to the same JSON.
+protocol APIModel: Codable, Sendable, Equatable {}
+
+/// The models, in a namespace of their own: the service has types of the same names
+/// (`Note`, `Place`, `Problem`, ...), visible to the files that `@testable import` it.
+enum API {
+    /// A required field whose value may be null: the key must be there, and the value is `nil` for null.
+    @propertyWrapper
+    struct Nullable<Value: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
+        var wrappedValue: Value?
+
+        init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            wrappedValue = container.decodeNil() ? nil : try container.decode(Value.self)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+        }
+    }
+
+    /// `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`: RFC 3339 in UTC with milliseconds.
+    struct Timestamp: Codable, Sendable, Equatable, Comparable, CustomStringConvertible {
+        let text: String
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            text = try container.decode(String.self)
+            guard Self.isWellFormed(text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not RFC 3339 with milliseconds in UTC: \(text)")
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(text)
+        }
+
+        static func isWellFormed(_ text: String) -> Bool {
+            let pattern = "dddd-dd-ddTdd:dd:dd.dddZ"
+            guard text.count == pattern.count else { return false }
+            return zip(text, pattern).allSatisfy { character, expected in
+                expected == "d" ? character.isASCII && character.isNumber : character == expected
+            }
+        }
+
+        /// The same-width form sorts as the moment does.
+        static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.text < rhs.text }
+        var description: String { text }
+    }
+
+    /// A note's `author`, a place's `created_by`.
+    struct Author: APIModel {
+        let id: String
+        let username: String
+    }
+
+    struct Note: APIModel {
+        let id: String
+        let body: String
+        let lat: Double
+        let lng: Double
+        let author: Author
+        let isMine: Bool
+        let visibility: String
+        @Nullable var placeID: String?
+        let createdAt: Timestamp
+        let updatedAt: Timestamp
+        /// Only when the request gave `near`.
+        let distanceM: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case id, body, lat, lng, author, visibility
+            case isMine = "is_mine", placeID = "place_id", createdAt = "created_at", updatedAt = "updated_at", distanceM = "distance_m"
+        }
+    }
+
+    struct Place: APIModel {
+        let id: String
+        let name: String
+        let lat: Double
+        let lng: Double
+        let kind: String
+        @Nullable var createdBy: Author?
+        let noteCount: Int
+        let createdAt: Timestamp
+        /// Only when the request gave `near`.
+        let distanceM: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, lat, lng, kind
+            case createdBy = "created_by", noteCount = "note_count", createdAt = "created_at", distanceM = "distance_m"
+        }
+    }
+
+    /// `NotePage` and `PlacePage`.
+    struct Page<Item: APIModel>: APIModel {
+        let items: [Item]
+        @Nullable var nextCursor: String?
+
+        enum CodingKeys: String, CodingKey {
+            case items, nextCursor = "next_cursor"
+        }
+    }
+
+    typealias NotePage = Page<Note>
+    typealias PlacePage = Page<Place>
+
+    struct Cluster: APIModel {
+        let lat: Double
+        let lng: Double
+        let count: Int
+        /// Only on a cluster of one note.
+        let noteID: String?
+
+        enum CodingKeys: String, CodingKey {
+            case lat, lng, count, noteID = "note_id"
+        }
+    }
+
+    struct ClusterList: APIModel {
+        let clusters: [Cluster]
+    }
+
+    struct User: APIModel {
+        let id: String
+        let username: String
+        @Nullable var email: String?
+        let createdAt: Timestamp
+
+        enum CodingKeys: String, CodingKey {
+            case id, username, email, createdAt = "created_at"
+        }
+    }
+
+    struct TokenResponse: APIModel {
+        let user: User
+        let accessToken: String
+        let tokenType: String
+        let expiresIn: Int
+        let refreshToken: String
+
+        enum CodingKeys: String, CodingKey {
+            case user, accessToken = "access_token", tokenType = "token_type", expiresIn = "expires_in", refreshToken = "refresh_token"
+        }
+    }
+
+    /// `GET /v1/me`.
+    struct Me: APIModel {
+        let id: String
+        let username: String
+        @Nullable var email: String?
+        let createdAt: Timestamp
+        let noteCount: Int
+        let placeCount: Int
+
+        enum CodingKeys: String, CodingKey {
+            case id, username, email, createdAt = "created_at", noteCount = "note_count", placeCount = "place_count"
+        }
+    }
+
+    /// `GET /v1/users/{username}`.
+    struct PublicProfile: APIModel {
+        let id: String
+        let username: String
+        let createdAt: Timestamp
+        let noteCount: Int
+
+        enum CodingKeys: String, CodingKey {
+            case id, username, createdAt = "created_at", noteCount = "note_count"
+        }
+    }
+
+    /// RFC 9457 problem details (`application/problem+json`).
+    struct Problem: APIModel {
+        struct FieldError: APIModel {
+            let field: String
+            let message: String
+        }
+
+        let type: String
+        let title: String
+        let status: Int
+        let code: String
+        let detail: String
+        /// On `validation_failed`, `username_taken` and `email_taken`.
+        let errors: [FieldError]?
+        let requestID: String
+
+        enum CodingKeys: String, CodingKey {
+            case type, title, status, code, detail, errors, requestID = "request_id"
+        }
+
+        /// The fields named by `errors`, in order.
+        var fields: [String] { errors?.map(\.field) ?? [] }
+    }
+
+    /// `data` of `note.deleted` and `place.deleted`.
+    struct DeletedEvent: APIModel {
+        let id: String
+    }
+
+    /// `data` of `reset`.
+    struct ResetEvent: APIModel {
+        let reason: String
+    }
+}
+
+// MARK: - Decoding
+
+/// Any JSON value, for comparing documents value for value (numbers compare as numbers,
+/// objects ignore key order).
+enum JSONTree: Codable, Sendable, Equatable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONTree])
+    case object([String: JSONTree])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONTree].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONTree].self))
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+
+    /// Parses `text` as one JSON value.
+    init(parsing text: String) throws {
+        self = try JSONDecoder().decode(JSONTree.self, from: Data(text.utf8))
+    }
+
+    subscript(key: String) -> JSONTree? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+
+    /// The keys of an object (empty for anything else).
+    var keys: Set<String> {
+        if case .object(let members) = self { return Set(members.keys) }
+        return []
+    }
+
+    var description: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+    }
+
+    /// Where two values differ, as dotted paths (`author.username`); empty when they are equal.
+    func differences(from other: JSONTree, at path: String = "") -> [String] {
+        switch (self, other) {
+        case (.object(let mine), .object(let theirs)):
+            return Set(mine.keys).union(theirs.keys).sorted().flatMap { key -> [String] in
+                let child = path.isEmpty ? key : "\(path).\(key)"
+                switch (mine[key], theirs[key]) {
+                case (let a?, let b?): return a.differences(from: b, at: child)
+                case (_?, nil): return ["\(child) (only in the first)"]
+                default: return ["\(child) (only in the second)"]
+                }
+            }
+        case (.array(let mine), .array(let theirs)) where mine.count == theirs.count:
+            return zip(mine, theirs).enumerated().flatMap { index, pair in pair.0.differences(from: pair.1, at: "\(path)[\(index)]") }
+        default:
+            return self == other ? [] : ["\(path.isEmpty ? "(root)" : path): \(self) ≠ \(other)"]
+        }
+    }
+}
+
+struct APIDecodingFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Decodes `text` as `T`, strictly: what `T` does not model (an unknown field, a number
+/// that is not the one decoded) fails as a missing or mistyped field does.
+func decodeAPI<T: APIModel>(_ type: T.Type, from text: String) throws -> T {
+    let data = Data(text.utf8)
+    let value: T
+    do {
+        value = try JSONDecoder().decode(T.self, from: data)
+    } catch {
+        throw APIDecodingFailure(description: "\(T.self) does not decode from \(text): \(error)")
+    }
+    let original = try JSONDecoder().decode(JSONTree.self, from: data)
+    let roundTrip = try JSONDecoder().decode(JSONTree.self, from: JSONEncoder().encode(value))
+    let differences = original.differences(from: roundTrip)
+    guard differences.isEmpty else {
+        throw APIDecodingFailure(description: "\(T.self) does not model all of \(text): \(differences.joined(separator: "; "))")
+    }
+    return value
+}
+
+extension APIResponse {
+    /// The body as `T`, strictly (see `decodeAPI`).
+    func decode<T: APIModel>(_ type: T.Type) throws -> T {
+        try decodeAPI(T.self, from: body)
+    }
+
+    /// The body as problem details, checked against the response: same status, a `type`
+    /// that names the `code`, and the `X-Request-Id` as `request_id`.
+    func problem() throws -> API.Problem {
+        let problem = try decode(API.Problem.self)
+        var mismatches: [String] = []
+        if problem.status != Int(status.code) { mismatches.append("status \(problem.status) in a \(status.code) response") }
+        let expectedType = "https://landmark-remark.dev/problems/" + problem.code.replacingOccurrences(of: "_", with: "-")
+        if problem.type != expectedType { mismatches.append("type \(problem.type), expected \(expectedType)") }
+        if let requestID = headers[HTTPField.Name("X-Request-Id")!], problem.requestID != requestID {
+            mismatches.append("request_id \(problem.requestID), X-Request-Id \(requestID)")
+        }
+        guard mismatches.isEmpty else { throw APIDecodingFailure(description: "problem \(body): \(mismatches.joined(separator: "; "))") }
+        return problem
+    }
+}
+
+extension SSEClient.Event {
+    /// The event's `data` as `T`, strictly (see `decodeAPI`).
+    func decode<T: APIModel>(_ type: T.Type) throws -> T {
+        try decodeAPI(T.self, from: data)
+    }
+
+    /// The `data` of a `note.created` or `note.updated`.
+    func note() throws -> API.Note { try decode(API.Note.self) }
+}
