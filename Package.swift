@@ -27,6 +27,8 @@ let package = Package(
         .target(
             name: "Postgres",
             dependencies: [
+                // BoundedWaitQueue: the pool's waiters for a connection.
+                "Admission",
                 "CEpoll",
                 "CLibPQ",
                 .product(name: "Logging", package: "swift-log"),

@@ -1,7 +1,7 @@
+import Admission
 import Logging
 import NIOPosix
 import ServiceLifecycle
-import Synchronization
 
 /// A bounded pool of libpq connections with async acquire.
 ///
@@ -59,28 +59,19 @@ public final class PostgresPool: Sendable, Service {
     /// Opens connections: `PQconnectdb` blocks (name lookup, authentication).
     let connectThreads: NIOThreadPool
     private let logger: Logger
-    private let state = Mutex(State())
+    /// The pool's connections and its waiters, behind one lock.
+    private let queue: BoundedWaitQueue<State, Void, Lease>
 
-    private enum Lease {
+    private enum Lease: Sendable {
         case reuse(LibPQConnection)
         case open
     }
 
-    private struct Waiter {
-        let id: UInt64
-        let continuation: CheckedContinuation<Lease, Error>
-        let deadline: ContinuousClock.Instant
-    }
-
-    private struct State {
+    private struct State: Sendable {
         var idle: [LibPQConnection] = []
         var open = 0
         var inUse = 0
-        var waiters: [Waiter] = []
-        var nextWaiterID: UInt64 = 0
         var closed = false
-        /// Whether the one task that fails waiters past their deadline is running.
-        var reaping = false
     }
 
     /// Creates the pool; no connection is opened until the first query.
@@ -89,6 +80,12 @@ public final class PostgresPool: Sendable, Service {
         try LibPQConnection.validate(conninfo: configuration.conninfo)
         self.configuration = configuration
         self.logger = logger
+        let timeout = configuration.acquireTimeout
+        // Waiters are bounded by the callers there are (the service bounds those); no cap here.
+        self.queue = BoundedWaitQueue(
+            state: State(), timeout: timeout,
+            timedOut: { PostgresError(kind: .poolTimeout, message: "no database connection became free within \(timeout)") },
+            full: { PostgresError(kind: .poolTimeout, message: "too many callers wait for a database connection") })
         self.readiness = try SocketReadiness()
         self.connectThreads = NIOThreadPool(numberOfThreads: min(configuration.maxConnections, 2))
         self.connectThreads.start()
@@ -101,7 +98,9 @@ public final class PostgresPool: Sendable, Service {
     }
 
     public var statistics: Statistics {
-        state.withLock { Statistics(open: $0.open, inUse: $0.inUse, idle: $0.idle.count, waiting: $0.waiters.count) }
+        queue.withState { state, waiters in
+            Statistics(open: state.open, inUse: state.inUse, idle: state.idle.count, waiting: waiters.count)
+        }
     }
 
     /// What a task must pass before it borrows a connection, set by the caller for a scope
@@ -203,41 +202,36 @@ public final class PostgresPool: Sendable, Service {
     /// still lent out are closed when they come back; a statement still waiting for
     /// the server fails with `.poolClosed`.
     public func close() async {
-        let (idle, waiters) = state.withLock { state -> ([LibPQConnection], [Waiter]) in
+        let idle = queue.withState { state, waiters -> [LibPQConnection] in
             state.closed = true
-            defer { state.idle = []; state.waiters = [] }
+            waiters.failAll(PostgresError.poolClosed)
+            defer { state.idle = [] }
             state.open -= state.idle.count
-            return (state.idle, state.waiters)
+            return state.idle
         }
         _ = idle  // released here: deinit calls PQfinish
-        for waiter in waiters {
-            waiter.continuation.resume(throwing: PostgresError.poolClosed)
-        }
         readiness.shutdown()
         try? await connectThreads.shutdownGracefully()
     }
 
     // MARK: - Acquire and release
 
+    /// A connection: an idle one, a free slot to open one in, or, when every slot is in use,
+    /// the first one handed back (`release`), in arrival order, within `acquireTimeout`.
     private func acquire() async throws -> LibPQConnection {
-        let lease: Lease
-        let immediate: Lease?? = state.withLock { state in
-            if state.closed { return .some(nil) }
+        let maxConnections = configuration.maxConnections
+        let lease = try await queue.wait(for: ()) { state -> Lease? in
+            if state.closed { throw PostgresError.poolClosed }
             if let connection = state.idle.popLast() {
                 state.inUse += 1
                 return .reuse(connection)
             }
-            if state.open < configuration.maxConnections {
+            if state.open < maxConnections {
                 state.open += 1
                 state.inUse += 1
                 return .open
             }
             return nil
-        }
-        switch immediate {
-        case .some(.some(let granted)): lease = granted
-        case .some(.none): throw PostgresError.poolClosed
-        case .none: lease = try await wait()
         }
         return try await connect(lease)
     }
@@ -266,113 +260,39 @@ public final class PostgresPool: Sendable, Service {
         }
     }
 
-    private func wait() async throws -> Lease {
-        let id = state.withLock { state -> UInt64 in
-            state.nextWaiterID += 1
-            return state.nextWaiterID
-        }
-        let deadline = ContinuousClock.now + configuration.acquireTimeout
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease, Error>) in
-                let (outcome, startReaper): (Result<Lease, Error>?, Bool) = state.withLock { state in
-                    if state.closed {
-                        return (.failure(PostgresError.poolClosed), false)
-                    }
-                    if Task.isCancelled { return (.failure(CancellationError()), false) }
-                    if let connection = state.idle.popLast() {
-                        state.inUse += 1
-                        return (.success(.reuse(connection)), false)
-                    }
-                    state.waiters.append(Waiter(id: id, continuation: continuation, deadline: deadline))
-                    defer { state.reaping = true }
-                    return (nil, !state.reaping)
-                }
-                if startReaper { startReaping() }
-                if let outcome { continuation.resume(with: outcome) }
-            }
-        } onCancel: {
-            failWaiter(id, with: CancellationError())
-        }
-    }
-
-    /// One task fails the waiters whose deadline passed, for all of them: it sleeps until
-    /// the earliest deadline, and ends when no one waits. (A timer task per waiter cost a
-    /// task and a timer for every request that had to wait, most of them served in
-    /// milliseconds; bench/results/2026-11-23-full.md.)
-    private func startReaping() {
-        Task { [weak self] in
-            while let next = self?.failExpiredWaiters() {
-                try? await Task.sleep(until: next, clock: .continuous)
-            }
-        }
-    }
-
-    /// Fails the waiters past their deadline; the next deadline, or nil (and reaping
-    /// stops) when no one waits.
-    private func failExpiredWaiters() -> ContinuousClock.Instant? {
-        let now = ContinuousClock.now
-        let (expired, next) = state.withLock { state -> ([Waiter], ContinuousClock.Instant?) in
-            let expired = state.waiters.filter { $0.deadline <= now }
-            if !expired.isEmpty { state.waiters.removeAll { $0.deadline <= now } }
-            let next = state.waiters.lazy.map(\.deadline).min()
-            if next == nil { state.reaping = false }
-            return (expired, next)
-        }
-        let timeout = configuration.acquireTimeout
-        for waiter in expired {
-            waiter.continuation.resume(throwing: PostgresError(
-                kind: .poolTimeout, message: "no database connection became free within \(timeout)"))
-        }
-        return next
-    }
-
-    private func failWaiter(_ id: UInt64, with error: Error) {
-        let waiter = state.withLock { state -> Waiter? in
-            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.waiters.remove(at: index)
-        }
-        waiter?.continuation.resume(throwing: error)
-    }
-
     private func release(_ connection: LibPQConnection) {
         let reusable = connection.isIdle
-        let handOff = state.withLock { state -> (Waiter, Lease)? in
+        queue.withState { state, waiters in
             if state.closed || !reusable {
                 state.open -= 1
                 state.inUse -= 1
                 // The slot is free again: let the first waiter open a fresh connection.
-                if !state.closed, !state.waiters.isEmpty {
+                if !state.closed, !waiters.isEmpty {
                     state.open += 1
                     state.inUse += 1
-                    return (state.waiters.removeFirst(), .open)
+                    waiters.grantFirst(.open)
                 }
-                return nil
+                return
             }
-            if !state.waiters.isEmpty {
-                return (state.waiters.removeFirst(), .reuse(connection))
+            if !waiters.isEmpty {
+                waiters.grantFirst(.reuse(connection))
+                return
             }
             state.inUse -= 1
             state.idle.append(connection)
-            return nil
         }
         if !reusable { logger.debug("discarding a database connection that is broken or inside a transaction") }
-        if let (waiter, lease) = handOff {
-            waiter.continuation.resume(returning: lease)
-        }
     }
 
     /// A connection could not be opened: free its slot, and let a waiter try in turn.
     private func giveUpSlot() {
-        let handOff = state.withLock { state -> Waiter? in
+        queue.withState { state, waiters in
             state.open -= 1
             state.inUse -= 1
-            guard !state.closed, !state.waiters.isEmpty else { return nil }
+            guard !state.closed, !waiters.isEmpty else { return }
             state.open += 1
             state.inUse += 1
-            return state.waiters.removeFirst()
-        }
-        if let handOff {
-            handOff.continuation.resume(returning: .open)
+            waiters.grantFirst(.open)
         }
     }
 }
