@@ -124,11 +124,13 @@ extension LibPQConnection {
                 name = fresh
             }
             let sent = try withParameters(statement.binds) { count, values, lengths, formats -> Int32 in
+                // Results in binary (resultFormat 1): fixed-width numbers and timestamps need no
+                // parsing, and no calendar code (PostgresDecodable.swift).
                 if let name {
-                    return PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0)
+                    return PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1)
                 }
                 let types = statement.binds.map { Oid($0.oid) }
-                return PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 0)
+                return PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
             }
             guard sent == 1 else { throw lostConnection() }
             queued.append(.statement)

@@ -60,7 +60,8 @@ final class LibPQConnection: @unchecked Sendable {
         self.statementSettings = statementSettings
         self.cancelThreads = cancelThreads
         self.cancelHandle = PQgetCancel(handle)
-        // Decoding expects ISO dates in UTC and UTF-8 text, whatever the server's defaults.
+        // Results come in binary (`resultFormat` 1), so decoding depends on no setting but the
+        // text's encoding (UTF-8); SQL that renders dates as text sees ISO dates in UTC.
         _ = try executeBlocking(simple: "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'")
         if PQsetnonblocking(handle, 1) != 0 {
             throw lostConnection()
@@ -171,6 +172,12 @@ final class LibPQConnection: @unchecked Sendable {
                 buffer.append(contentsOf: bytes)
                 buffer.append(0)
                 lengths.append(Int32(bytes.count)); formats.append(1)
+            case .bigEndian(let bits, let byteCount):
+                starts.append(buffer.count)
+                for index in stride(from: byteCount - 1, through: 0, by: -1) {
+                    buffer.append(UInt8(truncatingIfNeeded: bits >> (UInt64(index) * 8)))
+                }
+                lengths.append(Int32(byteCount)); formats.append(1)
             }
         }
         return try buffer.withUnsafeBytes { raw in

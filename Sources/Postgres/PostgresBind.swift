@@ -6,6 +6,11 @@ public struct PostgresBind: Sendable, Hashable {
         case text(String)
         /// Binary format, used for `bytea` so bytes need no escaping.
         case binary([UInt8])
+        /// Binary format of a fixed-width value: the low `byteCount` bytes of `bits`, most
+        /// significant first, which is how the server receives `int2`/`int4`/`int8`, the IEEE
+        /// bits of `float4`/`float8`, `bool` (one byte) and `timestamptz` (microseconds since
+        /// 2000-01-01 UTC as an `int8`). No allocation, unlike `binary`.
+        case bigEndian(UInt64, byteCount: Int)
     }
 
     public var oid: UInt32

@@ -9,6 +9,9 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
     public struct Column: Sendable {
         public let name: String
         public let oid: UInt32
+        /// Binary for the extended protocol's results (`query`), text for the simple
+        /// protocol's (`execute(unsafeSQL:)`).
+        public let format: PostgresCell.Format
     }
 
     public let columns: [Column]
@@ -29,7 +32,9 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
         var columns = [Column]()
         columns.reserveCapacity(columnCount)
         for column in 0..<columnCount {
-            columns.append(Column(name: String(cString: PQfname(result, Int32(column))), oid: PQftype(result, Int32(column))))
+            columns.append(Column(
+                name: String(cString: PQfname(result, Int32(column))), oid: PQftype(result, Int32(column)),
+                format: PQfformat(result, Int32(column)) == 1 ? .binary : .text))
         }
         var total = 0
         for row in 0..<rowCount {
@@ -83,10 +88,10 @@ public struct PostgresRow: Sendable {
         let slot = rows.offsets[index * rows.columns.count + column]
         let decoded: Value? = rows.storage.withUnsafeBytes { buffer in
             if slot.length < 0 {
-                return Value.acceptsNull ? Value.decode(PostgresCell(oid: info.oid, bytes: nil)) : nil
+                return Value.acceptsNull ? Value.decode(PostgresCell(oid: info.oid, format: info.format, bytes: nil)) : nil
             }
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[slot.start..<(slot.start + slot.length)])
-            return Value.decode(PostgresCell(oid: info.oid, bytes: bytes))
+            return Value.decode(PostgresCell(oid: info.oid, format: info.format, bytes: bytes))
         }
         guard let decoded else { throw mismatch(column, isNull: slot.length < 0, as: Value.self) }
         return decoded
@@ -98,10 +103,11 @@ public struct PostgresRow: Sendable {
 
     @usableFromInline func mismatch(_ column: Int, isNull: Bool, as type: Any.Type) -> PostgresError {
         let info = rows.columns[column]
-        let what = isNull ? "NULL" : "type OID \(info.oid)"
+        let what = isNull ? "NULL" : "\(info.format) type OID \(info.oid)"
         return PostgresError(
             kind: .decoding,
-            message: "column \"\(info.name)\" (index \(column)): cannot decode \(what) as \(type)",
+            message: "column \"\(info.name)\" (index \(column)): cannot decode \(what) as \(type)"
+                + (isNull ? "" : ": a type or format it does not read, or a value it cannot hold (infinity, out of range)"),
             columnName: info.name
         )
     }

@@ -46,8 +46,8 @@ import Testing
         }
     }
 
-    /// Timestamps are parsed by hand (calendar arithmetic, no `timegm`): the server's
-    /// own rendering of instants over years 1 to 9999 must come back exactly.
+    /// Timestamps arrive in binary (microseconds since 2000-01-01): instants over years
+    /// 1 to 9999 must come back exactly.
     @Test func timestampsDecodeAcrossTheCalendar() async throws {
         try await withPool { pool in
             var generator = SystemRandomNumberGenerator()
@@ -59,6 +59,118 @@ import Testing
                 let (second, date) = try row.decode((Int64, Date).self)
                 #expect(abs(date.timeIntervalSince1970 - (Double(second) + 0.000_25)) < 0.000_01, "\(second)")
             }
+        }
+    }
+
+    /// Binary results: timestamps before 1970, past 2038 and at the edges of the range,
+    /// with microseconds, both as results and as parameters; infinity refused.
+    @Test func timestampsInBinaryAcrossEpochsAndInfinity() async throws {
+        try await withPool { pool in
+            let cases: [(String, Double)] = [
+                ("1969-12-31 23:59:59.999999+00", -0.000_001),
+                ("1901-12-13 20:45:52.000001+00", -2_147_483_647.999_999),
+                ("0001-01-01 00:00:00+00", -62_135_596_800),
+                ("1999-12-31 23:59:59.5+00", 946_684_799.5),
+                ("2000-01-01 00:00:00+00", 946_684_800),
+                ("2038-01-19 03:14:08.000001+00", 2_147_483_648.000_001),
+                // Far out, a Date (a Double of seconds since 2001) holds microseconds no more:
+                // whole seconds there.
+                ("2262-04-11 23:47:16+00", 9_223_372_036),
+                ("9999-12-31 23:59:59+00", 253_402_300_799),
+            ]
+            for (text, seconds) in cases {
+                let rows = try await pool.query("SELECT \(text)::timestamptz, \(text)::timestamptz::timestamp, to_char(\(text)::timestamptz, 'US')")
+                let (date, plain, micros) = try rows[0].decode((Date, Date, String).self)
+                #expect(abs(date.timeIntervalSince1970 - seconds) < 0.000_000_5, "\(text): \(date.timeIntervalSince1970)")
+                #expect(plain == date, "\(text)")
+                // Sent back as a parameter, the same microsecond.
+                let echo = try await pool.query("SELECT \(date) = \(text)::timestamptz, to_char(\(date), 'US')")
+                let (same, echoedMicros) = try echo[0].decode((Bool, String).self)
+                #expect(same && echoedMicros == micros, "\(text): \(echoedMicros)")
+            }
+            for infinite in ["infinity", "-infinity"] {
+                let rows = try await pool.query("SELECT \(infinite)::timestamptz AS instant")
+                let error = #expect(throws: PostgresError.self) { try rows[0].decode(Date.self, column: 0) }
+                #expect(error?.kind == .decoding)
+                #expect(error?.columnName == "instant")
+            }
+        }
+    }
+
+    /// Numbers at their limits, each in its own binary form.
+    @Test func numbersAtTheirLimitsInBinary() async throws {
+        try await withPool { pool in
+            let integers = try await pool.query("""
+                SELECT (-32768)::int2, 32767::int2, (-2147483648)::int4, 2147483647::int4,
+                       (-9223372036854775808)::int8, 9223372036854775807::int8, 4294967295::oid
+                """)
+            let (int2Low, int2High, int4Low, int4High, int8Low, int8High, oid) =
+                try integers[0].decode((Int, Int, Int32, Int32, Int64, Int64, Int64).self)
+            #expect((int2Low, int2High) == (-32768, 32767))
+            #expect((int4Low, int4High) == (Int32.min, Int32.max))
+            #expect((int8Low, int8High) == (Int64.min, Int64.max))
+            #expect(oid == 4_294_967_295)
+            // An int8 that does not fit an Int32 is refused, not truncated.
+            #expect(throws: PostgresError.self) { try integers[0].decode(Int32.self, column: 4) }
+
+            let floats = try await pool.query("""
+                SELECT 0.1::real, 3.4028235e38::real, 1.4e-45::real, 'NaN'::real,
+                       1.7976931348623157e308::float8, 5e-324::float8, '-Infinity'::float8, '-0'::float8
+                """)
+            let (tenth, realMax, realTiny, realNaN, doubleMax, doubleTiny, negativeInfinity, negativeZero) =
+                try floats[0].decode((Double, Double, Double, Double, Double, Double, Double, Double).self)
+            #expect(tenth == 0.1)
+            #expect(realMax == 3.4028235e38)
+            #expect(realTiny == 1e-45)  // as PostgreSQL prints the smallest real
+            #expect(realNaN.isNaN)
+            #expect(doubleMax == .greatestFiniteMagnitude)
+            #expect(doubleTiny == .leastNonzeroMagnitude)
+            #expect(negativeInfinity == -.infinity)
+            #expect(negativeZero == 0 && negativeZero.sign == .minus)
+
+            let numerics = try await pool.query("""
+                SELECT 0::numeric, 123.456789::numeric, (-0.000012)::numeric, 10000::numeric,
+                       1e300::numeric, 'NaN'::numeric, 12345678901234567890.123456789::numeric, round(2.0 / 3, 20)
+                """)
+            let (zero, plain, small, tenThousand, huge, numericNaN, long, third) =
+                try numerics[0].decode((Double, Double, Double, Double, Double, Double, Double, Double).self)
+            #expect(zero == 0)
+            #expect(plain == 123.456789)
+            #expect(small == -0.000012)
+            #expect(tenThousand == 10000)
+            #expect(huge == 1e300)
+            #expect(numericNaN.isNaN)
+            #expect(long == 12345678901234567890.123456789)
+            #expect(third == 0.66666666666666666667)
+        }
+    }
+
+    /// jsonb's version byte, uuid's 16 bytes, and text-format results (the simple protocol)
+    /// that only String reads: anything else is refused, not misread.
+    @Test func otherBinaryFormsAndTextResultsRefused() async throws {
+        try await withPool { pool in
+            let rows = try await pool.query("""
+                SELECT '{"a": [1, "é"]}'::jsonb, '{"b":1}'::json, 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'::uuid, 'x'::name, 'y'::char(2)
+                """)
+            let (jsonb, json, uuid, name, padded) = try rows[0].decode((String, String, String, String, String).self)
+            #expect(jsonb == #"{"a": [1, "é"]}"#)
+            #expect(json == #"{"b":1}"#)
+            #expect(uuid == "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+            #expect(name == "x" && padded == "y ")
+            #expect(rows.columns.allSatisfy { $0.format == .binary })
+
+            try await pool.withConnection { connection in
+                let text = try await connection.execute(unsafeSQL: "SELECT 'z'::text, 42::int8, now()")
+                #expect(text.columns.allSatisfy { $0.format == .text })
+                #expect(try text[0].decode(String.self, column: 0) == "z")
+                let refused = #expect(throws: PostgresError.self) { try text[0].decode(Int.self, column: 1) }
+                #expect(refused.map { String(describing: $0).contains("text type OID 20") } == true)
+                #expect(throws: PostgresError.self) { try text[0].decode(Date.self, column: 2) }
+            }
+            // A type no decoder reads is refused too.
+            let point = try await pool.query("SELECT point(1, 2)")
+            #expect(throws: PostgresError.self) { try point[0].decode(String.self, column: 0) }
+            #expect(throws: PostgresError.self) { try point[0].decode(Double.self, column: 0) }
         }
     }
 
