@@ -84,7 +84,7 @@ struct NoteClusters: Sendable {
         return clusters
     }
 
-    /// Runs the cluster query as the caller's tenant (in its transaction, or as statements alone).
+    /// Runs the cluster query as the caller's tenant (in its transaction, or as pipelined reads).
     func run(tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Response {
         let resolved = try await resolved(tenantID: tenantID, on: connection)
         let rows = try await connection.query(resolved.statement(tenantID: tenantID, viewerID: viewerID))

@@ -30,7 +30,7 @@ struct NoteList: Sendable {
         return list
     }
 
-    /// Runs the page query as the caller's tenant (in its transaction, or as statements alone).
+    /// Runs the page query as the caller's tenant (in its transaction, or as pipelined reads).
     func page(tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Page {
         let list = try await resolved(tenantID: tenantID, on: connection)
         let rows = try await connection.query(list.statement(tenantID: tenantID, viewerID: viewerID))

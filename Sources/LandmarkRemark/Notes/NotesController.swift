@@ -4,7 +4,7 @@ import Hummingbird
 import Postgres
 
 /// `/v1/notes` and `/v1/users/{username}/notes`. Every handler runs behind the
-/// authenticator, as the caller's tenant: writes in a transaction, reads as statements alone.
+/// authenticator, as the caller's tenant: writes in a transaction, reads as pipelined reads.
 struct NotesController {
     let services: AppServices
     let store = NoteStore()

@@ -1,6 +1,6 @@
 import Postgres
 
-/// The places table, always as the caller's tenant: in its transaction, or read as statements alone.
+/// The places table, always as the caller's tenant: in its transaction, or read as pipelined reads.
 struct PlaceStore: Sendable {
     func create(tenantID: Int64, creatorID: Int64, name: String, lat: Double, lng: Double, on connection: PostgresConnection) async throws -> Place {
         let rows = try await connection.query("""
