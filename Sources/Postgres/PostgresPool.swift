@@ -177,10 +177,11 @@ public final class PostgresPool: Sendable, Service {
         return try await withConnection(fileID: fileID, line: line) { try await $0.query(query, at: site) }
     }
 
-    /// Runs one statement in a transaction of its own, with `settings` set for it by
-    /// `set_config(name, value, true)` (the tenant for row-level security), in one round
-    /// trip; `withTransaction` needs two (`BEGIN` with the settings and the statement,
-    /// then `COMMIT`) for the same.
+    /// Runs one statement as one implicit transaction, pipelined with the
+    /// `set_config(name, value, true)` of `settings` (the tenant for row-level security):
+    /// one round trip; `withTransaction` needs two (`BEGIN` with the settings and the
+    /// statement, then `COMMIT`) for the same. Several such reads on one connection:
+    /// `withPipelinedReads(settings:_:)`.
     /// For a read that is one statement; an error rolls it back like any transaction.
     @discardableResult
     public func query(

@@ -155,7 +155,7 @@ import Testing
     }
 
     /// Checks that the service's pages for `query` are exactly the plain statement's: every
-    /// match sorted, no walk. The statement runs as the service runs it (statements alone,
+    /// match sorted, no walk. The statement runs as the service runs it (pipelined reads,
     /// prepared) with the generic plan forced, since a prepared statement gets it after five
     /// runs; all `limit + 1` rows are compared, and the second page through the cursor.
     static func expectPagesExact(_ query: String, tenantID: Int64, viewerID: Int64) async throws {
