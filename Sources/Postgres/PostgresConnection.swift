@@ -1,13 +1,32 @@
+import Logging
+
 /// A connection lent by the pool. Its calls send from the calling task and suspend while
 /// the server works (libpq's non-blocking mode), so they never block a thread.
 public struct PostgresConnection: Sendable {
     let handle: LibPQConnection
+    /// The borrower's logger (`PostgresPool.withConnection(logger:)`): a request's carries its id.
+    public let logger: Logger
 
     /// Runs one statement with bound parameters; `query(_:)` (from `PostgresQuerying`)
     /// passes its caller's `#fileID` and `#line`, which an error it throws carries.
     @discardableResult
     public func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
-        try await attaching(callSite) { try await handle.execute(query) }
+        try await logged(callSite) { try await handle.execute(query) }
+    }
+
+    /// Runs a statement with the call site attached to its error, and says on the borrower's
+    /// logger what failed (at `debug`: whether it matters is the caller's call) and, at
+    /// `trace`, every statement with its duration.
+    func logged(_ callSite: PostgresCallSite, _ body: () async throws -> PostgresRows) async throws -> PostgresRows {
+        let started = ContinuousClock.now
+        do {
+            let rows = try await attaching(callSite, body)
+            logger.trace("statement", metadata: ["site": "\(callSite)", "duration": "\(ContinuousClock.now - started)"])
+            return rows
+        } catch let error as PostgresError {
+            logger.debug("statement failed", metadata: ["error": .string(String(reflecting: error))])
+            throw error
+        }
     }
 
     /// `query` as one implicit transaction with `settings`, pipelined with the `set_config`
@@ -27,7 +46,7 @@ public struct PostgresConnection: Sendable {
 
     /// Runs SQL text read at run time (a migration file's): for the migrator only.
     func execute(script sql: String, at callSite: PostgresCallSite) async throws -> PostgresRows {
-        try await attaching(callSite) { try await handle.execute(simple: sql) }
+        try await logged(callSite) { try await handle.execute(simple: sql) }
     }
 
     /// Commits or rolls back the transaction `PostgresPool.withTransaction` opened;
@@ -69,7 +88,7 @@ public struct PostgresPipelinedReads: PostgresQuerying {
 
     @discardableResult
     public func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
-        try await attaching(callSite) { try await connection.queryInImplicitTransaction(query, settings: settings) }
+        try await connection.logged(callSite) { try await connection.queryInImplicitTransaction(query, settings: settings) }
     }
 }
 
@@ -79,10 +98,10 @@ extension PostgresPool {
     /// for reads whose statements need not share a snapshot. One connection for all of them,
     /// so a request queues for the pool once, not per statement.
     public func withPipelinedReads<T: Sendable>(
-        settings: [(String, String)], fileID: StaticString = #fileID, line: UInt = #line,
+        settings: [(String, String)], logger: Logger? = nil, fileID: StaticString = #fileID, line: UInt = #line,
         _ body: (PostgresPipelinedReads) async throws -> T
     ) async throws -> T {
-        try await withConnection(fileID: fileID, line: line) {
+        try await withConnection(logger: logger, fileID: fileID, line: line) {
             try await body(PostgresPipelinedReads(connection: $0, settings: settings))
         }
     }

@@ -120,26 +120,36 @@ public final class PostgresPool: Sendable, Service {
 
     /// Lends a connection to `body` and takes it back afterwards, whatever happens. A
     /// `PostgresError` thrown without a call site of its own (a pool timeout) gets this call's.
+    ///
+    /// `logger` is the caller's (a request's, with its request id): what the pool and the
+    /// connection log about this call goes there. Without one, the pool's own.
     public func withConnection<T: Sendable>(
-        fileID: StaticString = #fileID, line: UInt = #line, _ body: (PostgresConnection) async throws -> T
+        logger: Logger? = nil, fileID: StaticString = #fileID, line: UInt = #line,
+        _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
-        try await attaching(PostgresCallSite(fileID: fileID, line: line)) {
-            guard let admission = Self.admission, !Self.admitted else { return try await lend(body) }
+        let logger = logger ?? self.logger
+        return try await attaching(PostgresCallSite(fileID: fileID, line: line)) {
+            guard let admission = Self.admission, !Self.admitted else { return try await lend(logger: logger, body) }
             let giveBack = try await admission.admit()
             defer { giveBack() }
-            return try await Self.$admitted.withValue(true) { try await lend(body) }
+            return try await Self.$admitted.withValue(true) { try await lend(logger: logger, body) }
         }
     }
 
-    private func lend<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        let handle = try await acquire()
-        let connection = PostgresConnection(handle: handle)
+    private func lend<T: Sendable>(logger: Logger, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let waited = ContinuousClock.now
+        let handle = try await acquire(logger: logger)
+        let wait = ContinuousClock.now - waited
+        if wait > .milliseconds(100) {
+            logger.debug("waited for a database connection", metadata: ["wait_ms": "\(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)"])
+        }
+        let connection = PostgresConnection(handle: handle, logger: logger)
         do {
             let result = try await body(connection)
-            release(handle)
+            release(handle, logger: logger)
             return result
         } catch {
-            release(handle)
+            release(handle, logger: logger)
             throw error
         }
     }
@@ -148,10 +158,10 @@ public final class PostgresPool: Sendable, Service {
     /// `settings` are set with `set_config(name, value, true)` first, so they last
     /// exactly as long as the transaction (the tenant for row-level security).
     public func withTransaction<T: Sendable>(
-        settings: [(String, String)] = [], fileID: StaticString = #fileID, line: UInt = #line,
+        settings: [(String, String)] = [], logger: Logger? = nil, fileID: StaticString = #fileID, line: UInt = #line,
         _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
-        try await withConnection(fileID: fileID, line: line) { connection in
+        try await withConnection(logger: logger, fileID: fileID, line: line) { connection in
             // BEGIN and the settings ride along with the body's first statement, in one
             // pipeline: a read-only transaction costs a round trip for its query and one
             // for COMMIT.
@@ -171,10 +181,10 @@ public final class PostgresPool: Sendable, Service {
     /// Runs one statement on any free connection.
     @discardableResult
     public func query(
-        _ query: PostgresQuery, fileID: StaticString = #fileID, line: UInt = #line
+        _ query: PostgresQuery, logger: Logger? = nil, fileID: StaticString = #fileID, line: UInt = #line
     ) async throws -> PostgresRows {
         let site = PostgresCallSite(fileID: fileID, line: line)
-        return try await withConnection(fileID: fileID, line: line) { try await $0.query(query, at: site) }
+        return try await withConnection(logger: logger, fileID: fileID, line: line) { try await $0.query(query, at: site) }
     }
 
     /// Runs one statement as one implicit transaction, pipelined with the
@@ -185,10 +195,10 @@ public final class PostgresPool: Sendable, Service {
     /// For a read that is one statement; an error rolls it back like any transaction.
     @discardableResult
     public func query(
-        _ query: PostgresQuery, settings: [(String, String)], fileID: StaticString = #fileID, line: UInt = #line
+        _ query: PostgresQuery, settings: [(String, String)], logger: Logger? = nil, fileID: StaticString = #fileID, line: UInt = #line
     ) async throws -> PostgresRows {
         let site = PostgresCallSite(fileID: fileID, line: line)
-        return try await withPipelinedReads(settings: settings, fileID: fileID, line: line) {
+        return try await withPipelinedReads(settings: settings, logger: logger, fileID: fileID, line: line) {
             try await $0.query(query, at: site)
         }
     }
@@ -219,7 +229,7 @@ public final class PostgresPool: Sendable, Service {
 
     /// A connection: an idle one, a free slot to open one in, or, when every slot is in use,
     /// the first one handed back (`release`), in arrival order, within `acquireTimeout`.
-    private func acquire() async throws -> LibPQConnection {
+    private func acquire(logger: Logger) async throws -> LibPQConnection {
         let maxConnections = configuration.maxConnections
         let lease = try await queue.wait(for: ()) { state -> Lease? in
             if state.closed { throw PostgresError.poolClosed }
@@ -234,12 +244,12 @@ public final class PostgresPool: Sendable, Service {
             }
             return nil
         }
-        return try await connect(lease)
+        return try await connect(lease, logger: logger)
     }
 
     /// Turns a lease into a working connection: a reused one is probed first,
     /// and a dead one is replaced in the same slot.
-    private func connect(_ lease: Lease) async throws -> LibPQConnection {
+    private func connect(_ lease: Lease, logger: Logger) async throws -> LibPQConnection {
         if case .reuse(let connection) = lease, connection.probeIdle() {
             return connection
         }
@@ -261,7 +271,7 @@ public final class PostgresPool: Sendable, Service {
         }
     }
 
-    private func release(_ connection: LibPQConnection) {
+    private func release(_ connection: LibPQConnection, logger: Logger) {
         let reusable = connection.isIdle
         queue.withState { state, waiters in
             if state.closed || !reusable {

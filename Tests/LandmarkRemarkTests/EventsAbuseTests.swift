@@ -33,7 +33,7 @@ extension EventsTests {
             let touched: PostgresQuery = """
                 SELECT coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0) FROM pg_stat_xact_user_tables WHERE relname = 'events'
                 """
-            return try await pool.withTenantTransaction(tenantID) { connection in
+            return try await pool.withTenantTransaction(tenantID, logger: TestEnvironment.logger) { connection in
                 let before = try await connection.query(touched)[0].decode(Int64.self, column: 0)
                 let batch = try await EventLog(notes: NoteStore(), places: PlaceStore()).read(
                     tenantID: tenantID, viewerID: userID, after: after, upTo: upTo, box: emptyOcean, on: connection)
@@ -57,7 +57,7 @@ extension EventsTests {
         // Through the tenant's own index, whatever other tenants wrote in between, also now
         // that the statistics say this tenant holds most of the log.
         try await TestEnvironment.withOwnerPool { try await $0.query("ANALYZE events") }
-        let plan = try await pool.withTenantTransaction(tenantID) { connection in
+        let plan = try await pool.withTenantTransaction(tenantID, logger: TestEnvironment.logger) { connection in
             var explain = "EXPLAIN (FORMAT JSON) " + EventLog.windowStatement(
                 tenantID: tenantID, viewerID: userID, after: head, end: newHead, box: emptyOcean)
             explain.prepared = false
@@ -66,7 +66,7 @@ extension EventsTests {
         #expect(plan.contains("events_pkey") && !plan.contains("events_log_order"), "\(plan)")
         // And the generic plan a prepared statement settles on after five runs.
         let statement = EventLog.windowStatement(tenantID: tenantID, viewerID: userID, after: head, end: newHead, box: nil)
-        let generic = try await pool.withTenantTransaction(tenantID) { connection in
+        let generic = try await pool.withTenantTransaction(tenantID, logger: TestEnvironment.logger) { connection in
             try await connection.execute(unsafeSQL: "SET LOCAL plan_cache_mode = force_generic_plan")
             try await connection.query("PREPARE window_read AS \(unsafeSQL: statement.sql)")
             let rows = try await connection.query("""

@@ -26,7 +26,7 @@ struct AuthController {
         let body = try await request.decode(SignupBody.self, rules: tenant, context: context, limit: bodyLimit)
         let hash = try await accounts.hashing.hash(body.password)
         let userAgent = request.headers[.userAgent]
-        let response = try await accounts.pool.withTenantTransaction(tenant.id) { connection in
+        let response = try await accounts.pool.withTenantTransaction(tenant.id, logger: context.logger) { connection in
             let user = try await accounts.users.create(tenantID: tenant.id, username: body.username, email: body.email, passwordHash: hash, on: connection)
             let tokens = try await accounts.sessions.create(tenantID: tenant.id, userID: user.id, userAgent: userAgent, on: connection)
             return TokenResponse(user: user, tokens: tokens)
@@ -38,9 +38,9 @@ struct AuthController {
         var request = request
         let tenant = try await tenant(of: request, context: context)
         let body = try await request.decode(LoginBody.self, context: context, limit: bodyLimit)
-        let user = try await accounts.login.verifiedUser(tenantID: tenant.id, login: body.login, password: body.password, address: context.clientAddress)
+        let user = try await accounts.login.verifiedUser(tenantID: tenant.id, login: body.login, password: body.password, address: context.clientAddress, logger: context.logger)
         let userAgent = request.headers[.userAgent]
-        let tokens = try await accounts.pool.withTenantTransaction(tenant.id) { connection in
+        let tokens = try await accounts.pool.withTenantTransaction(tenant.id, logger: context.logger) { connection in
             try await accounts.sessions.create(tenantID: tenant.id, userID: user.id, userAgent: userAgent, on: connection)
         }
         return TokenResponse(user: user, tokens: tokens)
@@ -51,7 +51,7 @@ struct AuthController {
         let tenant = try await tenant(of: request, context: context)
         let body = try await request.decode(RefreshBody.self, context: context, limit: bodyLimit)
         guard body.isPlausible else { throw AccountError.refreshTokenInvalid }
-        let outcome = try await accounts.pool.withTenantTransaction(tenant.id) { connection -> (SessionStore.RefreshOutcome, UserRecord?) in
+        let outcome = try await accounts.pool.withTenantTransaction(tenant.id, logger: context.logger) { connection -> (SessionStore.RefreshOutcome, UserRecord?) in
             let outcome = try await accounts.sessions.refresh(tenantID: tenant.id, refreshToken: body.refreshToken, on: connection)
             guard case .issued(let userID, _) = outcome else { return (outcome, nil) }
             return (outcome, try await accounts.users.find(tenantID: tenant.id, id: userID, on: connection))
@@ -73,7 +73,7 @@ struct AuthController {
         default: throw AppError.malformed("all must be true or false")
         }
         try parameters.finish()
-        try await accounts.pool.withTenantTransaction(identity.tenantID) { connection in
+        try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             if all {
                 try await accounts.sessions.revokeAll(
                     tenantID: identity.tenantID, userID: identity.userID, keeping: nil, reason: "logout_all", on: connection)
@@ -86,7 +86,7 @@ struct AuthController {
 
     /// The tenant an unauthenticated call names with `X-Tenant`, noted for the request's log line.
     private func tenant(of request: Request, context: AppRequestContext) async throws -> Tenant {
-        let tenant = try await accounts.tenants.active(named: request.headers[.xTenant])
+        let tenant = try await accounts.tenants.active(named: request.headers[.xTenant], logger: context.logger)
         context.tenantTag.set(tenant.slug)
         return tenant
     }

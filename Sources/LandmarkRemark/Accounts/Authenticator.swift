@@ -19,7 +19,7 @@ struct Authenticator: RouterMiddleware {
 
     func authenticate(_ request: Request, context: Context) async throws -> Identity {
         guard let hash = Self.accessTokenHash(request) else { throw AppError.unauthenticated }
-        guard let identity = try await SessionStore.identity(accessTokenHash: hash, on: pool) else { throw AppError.unauthenticated }
+        guard let identity = try await SessionStore.identity(accessTokenHash: hash, on: pool, logger: context.logger) else { throw AppError.unauthenticated }
         if let named = request.headers[.xTenant], named != identity.tenantSlug { throw TenantError.mismatch }
         context.tenantTag.set(identity.tenantSlug)
         return identity

@@ -1,5 +1,6 @@
 import Credentials
 import Foundation
+import Logging
 import Postgres
 
 /// Tokens handed to a client. Only their SHA-256 hashes are stored.
@@ -27,11 +28,10 @@ struct SessionStore: Sendable {
     /// Who holds the access token with this SHA-256, if it is live: not expired, session not
     /// revoked, user and tenant not disabled. The one lookup that runs before the tenant is
     /// known, so it goes through a SECURITY DEFINER function (migration 0003).
-    static func identity(accessTokenHash hash: [UInt8], on pool: PostgresPool) async throws -> Identity? {
-        let rows = try await pool.query("""
-            SELECT tenant_id, tenant_slug, user_id, username, session_id
-            FROM authenticate_access_token(\(PostgresBytes(hash)))
-            """)
+    static func identity(accessTokenHash hash: [UInt8], on pool: PostgresPool, logger: Logger) async throws -> Identity? {
+        let rows = try await pool.query(
+            "SELECT tenant_id, tenant_slug, user_id, username, session_id FROM authenticate_access_token(\(PostgresBytes(hash)))",
+            logger: logger)
         guard let row = rows.first else { return nil }
         let (tenantID, slug, userID, username, sessionID) = try row.decode((Int64, String, Int64, String, Int64).self)
         return Identity(

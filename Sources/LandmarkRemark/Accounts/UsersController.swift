@@ -21,7 +21,7 @@ struct UsersController {
 
     @Sendable func me(_ request: Request, context: AppRequestContext) async throws -> Me {
         let identity = try context.requireIdentity()
-        return try await accounts.pool.withTenantTransaction(identity.tenantID) { try await loadMe(identity, on: $0) }
+        return try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { try await loadMe(identity, on: $0) }
     }
 
     /// Changes email and/or password. A password change needs the current one
@@ -29,16 +29,16 @@ struct UsersController {
     @Sendable func updateMe(_ request: Request, context: AppRequestContext) async throws -> Me {
         var request = request
         let identity = try context.requireIdentity()
-        guard let tenant = try await accounts.tenants.find(id: identity.tenantID) else { throw AccountError.sessionEnded }
+        guard let tenant = try await accounts.tenants.find(id: identity.tenantID, logger: context.logger) else { throw AccountError.sessionEnded }
         let rules = ProfileChange.Rules(username: identity.username, minimumPasswordLength: tenant.minPasswordLength)
         let change = try await request.decode(ProfileChange.self, rules: rules, context: context, limit: bodyLimit)
         var newHash: String?
         if let password = change.password {
             _ = try await accounts.login.verifiedUser(
-                tenantID: tenant.id, login: identity.username, password: password.current, address: context.clientAddress)
+                tenantID: tenant.id, login: identity.username, password: password.current, address: context.clientAddress, logger: context.logger)
             newHash = try await accounts.hashing.hash(password.new)
         }
-        return try await accounts.pool.withTenantTransaction(identity.tenantID) { connection in
+        return try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             if case .some(let email) = change.email {
                 try await accounts.users.updateEmail(tenantID: identity.tenantID, id: identity.userID, email: email, on: connection)
             }
@@ -58,8 +58,8 @@ struct UsersController {
         let identity = try context.requireIdentity()
         let body = try await request.decode(AccountDeletion.self, context: context, limit: bodyLimit)
         _ = try await accounts.login.verifiedUser(
-            tenantID: identity.tenantID, login: identity.username, password: body.password, address: context.clientAddress)
-        try await accounts.pool.withTenantTransaction(identity.tenantID) { connection in
+            tenantID: identity.tenantID, login: identity.username, password: body.password, address: context.clientAddress, logger: context.logger)
+        try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             try await accounts.users.delete(tenantID: identity.tenantID, id: identity.userID, on: connection)
         }
         return .noContent
@@ -70,7 +70,7 @@ struct UsersController {
         let identity = try context.requireIdentity()
         let username = try context.parameters.require("username")
         guard AccountRules.usernameProblem(username) == nil else { throw AccountError.userNotFound }
-        let profile = try await accounts.pool.withTenantTransaction(identity.tenantID) { connection in
+        let profile = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             try await accounts.users.publicProfile(tenantID: identity.tenantID, username: username, on: connection)
         }
         guard let profile else { throw AccountError.userNotFound }

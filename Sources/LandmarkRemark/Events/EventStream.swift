@@ -1,3 +1,4 @@
+import Logging
 import Hummingbird
 import NIOCore
 import Postgres
@@ -18,6 +19,8 @@ import Postgres
 struct EventStream {
     let identity: Identity
     let tokenHash: [UInt8]
+    /// The request's logger: the stream's database reads log with its request id.
+    let logger: Logger
     let box: BoundingBox?
     let pool: PostgresPool
     let hub: EventHub
@@ -55,7 +58,7 @@ struct EventStream {
         let head = hub.currentHead
         while position < head {
             try await pacer.reserve(EventLog.batchSize)
-            let batch = try await pool.withTenantReads(identity.tenantID) { [self] reads -> EventLog.Batch? in
+            let batch = try await pool.withTenantReads(identity.tenantID, logger: logger) { [self] reads -> EventLog.Batch? in
                 guard try await log.isLive(tokenHash: tokenHash, on: reads) else { return nil }
                 return try await log.read(
                     tenantID: identity.tenantID, viewerID: identity.userID, after: position, upTo: head, box: box, on: reads)
@@ -78,7 +81,7 @@ struct EventStream {
     }
 
     private func isLive() async throws -> Bool {
-        try await pool.withTenantReads(identity.tenantID) { try await log.isLive(tokenHash: tokenHash, on: $0) }
+        try await pool.withTenantReads(identity.tenantID, logger: logger) { try await log.isLive(tokenHash: tokenHash, on: $0) }
     }
 
     /// The `reset` event: the client cannot resume where it asked and must fetch what it

@@ -55,7 +55,7 @@ struct EventsController {
             // Subscribed first, so nothing that becomes final after the head is read is missed.
             let head = try await hub.head()
             if let resume {
-                reset = try await pool.withTenantReads(identity.tenantID) {
+                reset = try await pool.withTenantReads(identity.tenantID, logger: context.logger) {
                     try await log.resumeProblem(
                         tenantID: identity.tenantID, lastEventID: resume, head: head,
                         maxReplay: limits.replayMax, on: $0)
@@ -74,7 +74,7 @@ struct EventsController {
             HTTPField.Name("X-Accel-Buffering")!: "no",
         ]
         let initial = EventStream(
-            identity: identity, tokenHash: tokenHash, box: box, pool: pool, hub: hub, log: log,
+            identity: identity, tokenHash: tokenHash, logger: context.logger, box: box, pool: pool, hub: hub, log: log,
             deadline: WriteDeadline(timeout: limits.writeTimeout, channel: context.channel),
             pacer: ReplayPacer(eventsPerSecond: limits.replayPerSecond, burst: EventLog.batchSize * 2),
             position: start, announced: resume ?? start)

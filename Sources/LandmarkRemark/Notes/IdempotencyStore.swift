@@ -1,3 +1,4 @@
+import Logging
 import Postgres
 
 /// `Idempotency-Key` for `POST /v1/notes`, kept in PostgreSQL so every replica honours it.
@@ -39,13 +40,14 @@ struct IdempotencyStore: Sendable {
     let pool: PostgresPool
     let tenantID: Int64
     let userID: Int64
+    let logger: Logger
 
     /// Claims `key` for a request with `fingerprint`, or says what to answer instead.
     func claim(key: String, fingerprint: [UInt8]) async throws -> Outcome {
         // A claim can vanish between the failed insert and the read (its request failed
         // and released it); then simply try again.
         for _ in 0..<3 {
-            let outcome = try await pool.withTenantTransaction(tenantID) { connection -> Outcome? in
+            let outcome = try await pool.withTenantTransaction(tenantID, logger: logger) { connection -> Outcome? in
                 // Expired keys of this user go first (the primary key's prefix finds them),
                 // and with them an abandoned claim on this key.
                 try await connection.query("""
@@ -96,7 +98,7 @@ struct IdempotencyStore: Sendable {
     /// Gives the key back after the work failed. Best effort: if this fails too, the
     /// claim counts as abandoned after `abandonedAfterSeconds`.
     func release(_ claim: Claim) async {
-        _ = try? await pool.withTenantTransaction(tenantID) { connection in
+        _ = try? await pool.withTenantTransaction(tenantID, logger: logger) { connection in
             try await connection.query("""
                 DELETE FROM idempotency_keys
                 WHERE tenant_id = \(tenantID) AND user_id = \(userID) AND key = \(claim.key)

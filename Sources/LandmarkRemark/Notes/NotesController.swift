@@ -39,15 +39,15 @@ struct NotesController {
             let note = try await store.create(tenantID: identity.tenantID, authorID: identity.userID, draft: draft, on: connection)
             return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
         }
-        guard let key else { return try await pool.withTenantTransaction(identity.tenantID, create) }
-        let idempotency = IdempotencyStore(pool: pool, tenantID: identity.tenantID, userID: identity.userID)
+        guard let key else { return try await pool.withTenantTransaction(identity.tenantID, logger: context.logger, create) }
+        let idempotency = IdempotencyStore(pool: pool, tenantID: identity.tenantID, userID: identity.userID, logger: context.logger)
         switch try await idempotency.claim(key: key, fingerprint: draft.fingerprint) {
         case .replay(let replay):
             return NoteResponse(
                 body: Array(replay.body.utf8), status: HTTPResponse.Status(code: replay.status), location: replay.location, replayed: true)
         case .claimed(let claim):
             do {
-                return try await pool.withTenantTransaction(identity.tenantID) { connection in
+                return try await pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
                     let response = try await create(connection)
                     try await idempotency.complete(
                         claim, status: 201, body: String(decoding: response.body, as: UTF8.self), location: response.location, on: connection)
@@ -64,7 +64,7 @@ struct NotesController {
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         let id = try Self.noteID(context)
-        let note = try await pool.withTenantReads(identity.tenantID) {
+        let note = try await pool.withTenantReads(identity.tenantID, logger: context.logger) {
             try await store.find(tenantID: identity.tenantID, id: id, viewerID: identity.userID, on: $0)
         }
         guard let note else { throw NoteError.notFound }
@@ -82,7 +82,7 @@ struct NotesController {
         let id = try Self.noteID(context)
         let patch = try await request.decode(NotePatch.self, context: context, limit: bodyLimit)
         let ifMatch = request.headers[.ifMatch]
-        return try await pool.withTenantTransaction(identity.tenantID) { connection in
+        return try await pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             let current = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
             if patch.isEmpty { return NoteResponse(current) }
             return NoteResponse(
@@ -95,7 +95,7 @@ struct NotesController {
         let identity = try context.requireIdentity()
         let id = try Self.noteID(context)
         let ifMatch = request.headers[.ifMatch]
-        try await pool.withTenantTransaction(identity.tenantID) { connection in
+        try await pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             _ = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
             try await store.delete(tenantID: identity.tenantID, id: id, on: connection)
         }
@@ -121,7 +121,7 @@ struct NotesController {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         let list = try NoteList(&parameters)
-        return try await pool.withTenantReads(identity.tenantID) {
+        return try await pool.withTenantReads(identity.tenantID, logger: context.logger) {
             try await store.page(list, tenantID: identity.tenantID, viewerID: identity.userID, on: $0)
         }
     }
@@ -133,7 +133,7 @@ struct NotesController {
         guard AccountRules.usernameProblem(username) == nil else { throw NoteError.unknownAuthor }
         var parameters = try QueryParameters(query: request.uri.query)
         let list = try NoteList(&parameters, author: .username(username))
-        return try await pool.withTenantReads(identity.tenantID) { reads in
+        return try await pool.withTenantReads(identity.tenantID, logger: context.logger) { reads in
             guard try await store.isActiveAuthor(tenantID: identity.tenantID, username: username, on: reads) else {
                 throw NoteError.unknownAuthor
             }
@@ -146,7 +146,7 @@ struct NotesController {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         let clusters = try NoteClusters(&parameters)
-        return try await pool.withTenantReads(identity.tenantID) {
+        return try await pool.withTenantReads(identity.tenantID, logger: context.logger) {
             try await store.clusters(clusters, tenantID: identity.tenantID, viewerID: identity.userID, on: $0)
         }
     }

@@ -20,7 +20,7 @@ struct PlacesController {
         var request = request
         let identity = try context.requireIdentity()
         let draft = try await request.decode(PlaceDraft.self, context: context, limit: bodyLimit)
-        let place = try await pool.withTenantTransaction(identity.tenantID) { connection in
+        let place = try await pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             try await store.create(
                 tenantID: identity.tenantID, creatorID: identity.userID, name: draft.name, lat: draft.lat, lng: draft.lng, on: connection)
         }
@@ -31,7 +31,7 @@ struct PlacesController {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         let list = try PlaceList(&parameters)
-        return try await pool.withTenantReads(identity.tenantID) {
+        return try await pool.withTenantReads(identity.tenantID, logger: context.logger) {
             try await store.page(list, tenantID: identity.tenantID, viewerID: identity.userID, on: $0)
         }
     }
@@ -39,7 +39,7 @@ struct PlacesController {
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Place {
         let identity = try context.requireIdentity()
         let id = try Self.id(context)
-        let place = try await pool.withTenantReads(identity.tenantID) {
+        let place = try await pool.withTenantReads(identity.tenantID, logger: context.logger) {
             try await store.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: $0)
         }
         guard let place else { throw PlaceError.notFound }
@@ -52,7 +52,7 @@ struct PlacesController {
         let identity = try context.requireIdentity()
         let id = try Self.id(context)
         let body = try await request.decode(PlaceRename.self, context: context, limit: bodyLimit)
-        let place = try await pool.withTenantTransaction(identity.tenantID) { connection in
+        let place = try await pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             try await store.requireEditable(tenantID: identity.tenantID, id: id, userID: identity.userID, on: connection)
             try await store.rename(tenantID: identity.tenantID, id: id, name: body.name, on: connection)
             return try await store.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: connection)
@@ -64,7 +64,7 @@ struct PlacesController {
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
         let id = try Self.id(context)
-        try await pool.withTenantTransaction(identity.tenantID) { connection in
+        try await pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             try await store.requireEditable(tenantID: identity.tenantID, id: id, userID: identity.userID, on: connection)
             try await store.delete(tenantID: identity.tenantID, id: id, on: connection)
         }

@@ -1,3 +1,4 @@
+import Logging
 import Postgres
 
 /// One app (or organisation) sharing the deployment.
@@ -13,20 +14,18 @@ struct TenantStore: Sendable {
     let pool: PostgresPool
 
     /// The active tenant an unauthenticated call names with `X-Tenant`.
-    func active(named slug: String?) async throws -> Tenant {
+    func active(named slug: String?, logger: Logger) async throws -> Tenant {
         guard let slug, !slug.isEmpty else { throw TenantError.headerMissing }
         // Slugs are short lowercase names; anything else cannot exist, so skip the query.
         guard slug.utf8.count <= 63 else { throw TenantError.notFound }
-        let rows = try await pool.query("""
-            SELECT id, slug, min_password_length FROM tenants
-            WHERE slug = \(slug) AND disabled_at IS NULL
-            """)
+        let rows = try await pool.query(
+            "SELECT id, slug, min_password_length FROM tenants WHERE slug = \(slug) AND disabled_at IS NULL", logger: logger)
         guard let row = rows.first else { throw TenantError.notFound }
         return try Self.tenant(from: row)
     }
 
-    func find(id: Int64) async throws -> Tenant? {
-        let rows = try await pool.query("SELECT id, slug, min_password_length FROM tenants WHERE id = \(id)")
+    func find(id: Int64, logger: Logger) async throws -> Tenant? {
+        let rows = try await pool.query("SELECT id, slug, min_password_length FROM tenants WHERE id = \(id)", logger: logger)
         return try rows.first.map(Self.tenant(from:))
     }
 
