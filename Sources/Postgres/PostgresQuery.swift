@@ -3,7 +3,8 @@
 /// `"SELECT * FROM users WHERE id = \(id) AND name = \(name)"` becomes
 /// `SELECT * FROM users WHERE id = $1 AND name = $2` with `id` and `name`
 /// sent separately; there is no way to splice a value into the SQL text
-/// except `\(unsafeSQL:)`, named to stand out in review and never used with input.
+/// except `\(unsafeSQL:)`, which takes only a `StaticString` (program text), and the
+/// safe forms `\(literal:)` (an integer) and `\(identifier:)` (a quoted name).
 /// Queries compose: `\(fragment)` or `+` joins two and renumbers their parameters.
 public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolation {
     /// SQL text with a NUL where each parameter goes. NUL can never occur in a
@@ -95,11 +96,35 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
             template.append(PostgresQuery.placeholder)
         }
 
-        /// Raw SQL text. Never pass input here: only program constants such as
-        /// an ORDER BY direction chosen by a switch.
-        public mutating func appendInterpolation(unsafeSQL text: String) {
+        /// Raw SQL text: only program text, which a `StaticString` is (it cannot hold input).
+        public mutating func appendInterpolation(unsafeSQL text: StaticString) {
+            let text = text.description
             precondition(!PostgresQuery.containsPlaceholder(text), "SQL text cannot contain NUL")
             template += text
+        }
+
+        /// An integer written into the SQL text rather than bound: for program constants a
+        /// generic plan must see (a `LIMIT`; a bound one is guessed at a tenth of the table).
+        public mutating func appendInterpolation(literal value: Int) {
+            template += String(value)
+        }
+
+        /// A name (table, database, column alias) as a quoted identifier: any text is safe
+        /// here, since a `"` inside is doubled.
+        public mutating func appendInterpolation(identifier name: String) {
+            precondition(!PostgresQuery.containsPlaceholder(name), "SQL text cannot contain NUL")
+            template.append("\"")
+            for character in name {
+                template.append(character)
+                if character == "\"" { template.append("\"") }
+            }
+            template.append("\"")
+        }
+
+        /// Another statement's SQL text with its `$n` placeholders and without its values:
+        /// for `PREPARE name AS …`, whose `EXECUTE` supplies them.
+        public mutating func appendInterpolation(textOf query: PostgresQuery) {
+            template += query.sql
         }
 
         /// Another fragment, with its parameters numbered after ours.

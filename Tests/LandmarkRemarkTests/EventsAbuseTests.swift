@@ -68,9 +68,10 @@ extension EventsTests {
         let statement = EventLog.windowStatement(tenantID: tenantID, viewerID: userID, after: head, end: newHead, box: nil)
         let generic = try await pool.withTenantTransaction(tenantID, logger: TestEnvironment.logger) { connection in
             try await connection.execute(unsafeSQL: "SET LOCAL plan_cache_mode = force_generic_plan")
-            try await connection.query("PREPARE window_read AS \(unsafeSQL: statement.sql)")
+            try await connection.query("PREPARE window_read AS \(textOf: statement)")
             let rows = try await connection.query("""
-                EXPLAIN (FORMAT JSON) EXECUTE window_read(\(unsafeSQL: "\(tenantID), \(head), \(newHead), \(userID), \(userID), \(EventLog.batchSize)"))
+                EXPLAIN (FORMAT JSON) EXECUTE window_read(\(literal: Int(tenantID)), \(literal: Int(head)), \(literal: Int(newHead)),
+                    \(literal: Int(userID)), \(literal: Int(userID)), \(literal: EventLog.batchSize))
                 """)
             try await connection.execute(unsafeSQL: "DEALLOCATE window_read")
             return try rows[0].decode(String.self, column: 0)

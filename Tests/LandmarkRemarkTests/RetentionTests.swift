@@ -26,8 +26,9 @@ import Testing
         let tenantID = try await NotesFixture.tenantID(tenant)
         let user = try #require(Int64(userID))
         try await TestEnvironment.withOwnerPool { pool in
-            for (label, expires, revoked) in [("expired-8d", "now() - interval '8 days'", "NULL"), ("revoked-8d", "now() + interval '1 day'", "now() - interval '8 days'"),
-                                              ("expired-1d", "now() - interval '1 day'", "NULL"), ("revoked-1d", "now() + interval '1 day'", "now() - interval '1 day'")] {
+            let rows: [(String, StaticString, StaticString)] = [("expired-8d", "now() - interval '8 days'", "NULL"), ("revoked-8d", "now() + interval '1 day'", "now() - interval '8 days'"),
+                                              ("expired-1d", "now() - interval '1 day'", "NULL"), ("revoked-1d", "now() + interval '1 day'", "now() - interval '1 day'")]
+            for (label, expires, revoked) in rows {
                 try await pool.query("""
                     WITH s AS (
                         INSERT INTO sessions (tenant_id, user_id, user_agent, expires_at, revoked_at)

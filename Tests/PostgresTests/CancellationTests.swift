@@ -9,7 +9,7 @@ import Testing
     private static func activity(_ observer: PostgresPool, tag: String) async throws -> (pid: Int, state: String)? {
         let rows = try await observer.query("""
             SELECT pid::int8, state FROM pg_stat_activity
-            WHERE query LIKE \("SELECT pg_sleep(10), '" + tag + "%") AND pid <> pg_backend_pid()
+            WHERE query LIKE \("SELECT pg_sleep(10) AS \"" + tag + "\"%") AND pid <> pg_backend_pid()
             """)
         guard let row = rows.first else { return nil }
         let (pid, state) = try row.decode((Int, String).self)
@@ -28,7 +28,7 @@ import Testing
         try await withPool(maxConnections: 1) { observer in
             try await withPool(maxConnections: 1) { pool in
                 let pid = try await pool.scalar("SELECT pg_backend_pid()::int8", as: Int.self)
-                let statement = Task { try await pool.query("SELECT pg_sleep(10), '\(unsafeSQL: tag)'::text") }
+                let statement = Task { try await pool.query("SELECT pg_sleep(10) AS \(identifier: tag)") }
                 while try await Self.activity(observer, tag: tag)?.state != "active" {
                     try await Task.sleep(for: .milliseconds(10))
                 }
@@ -56,7 +56,7 @@ import Testing
         try await withPool(maxConnections: 1) { observer in
             try await withPool(maxConnections: 1) { pool in
                 let statement = Task {
-                    try await pool.withTransaction { try await $0.query("SELECT pg_sleep(10), '\(unsafeSQL: tag)'::text") }
+                    try await pool.withTransaction { try await $0.query("SELECT pg_sleep(10) AS \(identifier: tag)") }
                 }
                 var backend = try await Self.activity(observer, tag: tag)
                 while backend?.state != "active" {

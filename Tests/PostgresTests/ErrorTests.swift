@@ -6,24 +6,24 @@ import Testing
     @Test func injectionIsStoredVerbatimAndTheTableSurvives() async throws {
         try await withPool { pool in
             let table = TestDatabase.uniqueName("injection")
-            try await pool.query("CREATE TABLE \(unsafeSQL: table) (value text)")
+            try await pool.query("CREATE TABLE \(identifier: table) (value text)")
             let hostile = ["'; DROP TABLE \(table); --", "\\'; DROP TABLE \(table); --", "$1", "\u{2019}; SELECT 1"]
             for value in hostile {
-                try await pool.query("INSERT INTO \(unsafeSQL: table) (value) VALUES (\(value))")
+                try await pool.query("INSERT INTO \(identifier: table) (value) VALUES (\(value))")
             }
-            let rows = try await pool.query("SELECT value FROM \(unsafeSQL: table) ORDER BY value")
+            let rows = try await pool.query("SELECT value FROM \(identifier: table) ORDER BY value")
             #expect(Set(try rows.map { try $0.decode(String.self, column: 0) }) == Set(hostile))
-            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+            try await pool.query("DROP TABLE \(identifier: table)")
         }
     }
 
     @Test func uniqueViolationCarriesSQLStateAndConstraint() async throws {
         try await withPool { pool in
             let table = TestDatabase.uniqueName("unique")
-            try await pool.query("CREATE TABLE \(unsafeSQL: table) (name text CONSTRAINT \(unsafeSQL: table)_name_key UNIQUE)")
-            try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (\("alice"))")
+            try await pool.query("CREATE TABLE \(identifier: table) (name text CONSTRAINT \(identifier: table + "_name_key") UNIQUE)")
+            try await pool.query("INSERT INTO \(identifier: table) VALUES (\("alice"))")
             let error = await #expect(throws: PostgresError.self) {
-                try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (\("alice"))")
+                try await pool.query("INSERT INTO \(identifier: table) VALUES (\("alice"))")
             }
             #expect(error?.sqlState == "23505")
             #expect(error?.constraintName == "\(table)_name_key")
@@ -31,7 +31,7 @@ import Testing
             #expect(error?.isUniqueViolation(constraint: "\(table)_name_key") == true)
             // The description never quotes the offending value.
             #expect(error.map { !String(describing: $0).contains("alice") } == true)
-            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+            try await pool.query("DROP TABLE \(identifier: table)")
         }
     }
 
@@ -40,9 +40,9 @@ import Testing
     @Test func debugDescriptionHasTheServerFieldsAndTheCallSite() async throws {
         try await withPool { pool in
             let table = TestDatabase.uniqueName("debug")
-            try await pool.query("CREATE TABLE \(unsafeSQL: table) (name text CONSTRAINT \(unsafeSQL: table)_key UNIQUE)")
-            try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (\("bob"))")
-            let duplicateLine = #line; let duplicate = await #expect(throws: PostgresError.self) { try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (\("bob"))") }
+            try await pool.query("CREATE TABLE \(identifier: table) (name text CONSTRAINT \(identifier: table + "_key") UNIQUE)")
+            try await pool.query("INSERT INTO \(identifier: table) VALUES (\("bob"))")
+            let duplicateLine = #line; let duplicate = await #expect(throws: PostgresError.self) { try await pool.query("INSERT INTO \(identifier: table) VALUES (\("bob"))") }
             let reflected = duplicate.map { String(reflecting: $0) } ?? ""
             #expect(reflected.contains("SQLSTATE 23505"), "\(reflected)")
             #expect(reflected.contains("duplicate key value violates unique constraint"), "\(reflected)")
@@ -50,7 +50,7 @@ import Testing
             #expect(reflected.contains("constraint: \(table)_key"), "\(reflected)")
             #expect(reflected.contains("PostgresTests/ErrorTests.swift:\(duplicateLine)"), "\(reflected)")
             #expect(duplicate.map { !String(describing: $0).contains("bob") && !String(describing: $0).contains("ErrorTests") } == true)
-            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+            try await pool.query("DROP TABLE \(identifier: table)")
 
             // A hint, through each entry point: the innermost call site is the one reported.
             let raise: PostgresQuery = """
@@ -99,43 +99,43 @@ import Testing
     @Test func transactionsCommitOrRollBack() async throws {
         try await withPool { pool in
             let table = TestDatabase.uniqueName("tx")
-            try await pool.query("CREATE TABLE \(unsafeSQL: table) (value int8)")
+            try await pool.query("CREATE TABLE \(identifier: table) (value int8)")
             struct Boom: Error {}
             await #expect(throws: Boom.self) {
                 try await pool.withTransaction { connection in
-                    try await connection.query("INSERT INTO \(unsafeSQL: table) VALUES (\(1))")
+                    try await connection.query("INSERT INTO \(identifier: table) VALUES (\(1))")
                     throw Boom()
                 }
             }
             let setting = try await pool.withTransaction(settings: [("app.test_value", "42")]) { connection in
-                try await connection.query("INSERT INTO \(unsafeSQL: table) VALUES (\(2))")
+                try await connection.query("INSERT INTO \(identifier: table) VALUES (\(2))")
                 return try await connection.query("SELECT current_setting('app.test_value')")[0].decode(String.self, column: 0)
             }
             #expect(setting == "42")
-            let values = try await pool.query("SELECT value FROM \(unsafeSQL: table)").map { try $0.decode(Int.self, column: 0) }
+            let values = try await pool.query("SELECT value FROM \(identifier: table)").map { try $0.decode(Int.self, column: 0) }
             #expect(values == [2])
             // The setting lasted only as long as its transaction, on every pooled connection.
             for _ in 0..<4 {
                 let after = try await pool.query("SELECT coalesce(current_setting('app.test_value', true), '')")
                 #expect(try after[0].decode(String.self, column: 0) == "")
             }
-            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+            try await pool.query("DROP TABLE \(identifier: table)")
         }
     }
 
     @Test func preparedStatementsRecoverAfterASchemaChange() async throws {
         try await withPool(maxConnections: 1) { pool in
             let table = TestDatabase.uniqueName("reprepare")
-            try await pool.query("CREATE TABLE \(unsafeSQL: table) (a int8)")
-            let select: PostgresQuery = "SELECT * FROM \(unsafeSQL: table)"
+            try await pool.query("CREATE TABLE \(identifier: table) (a int8)")
+            let select: PostgresQuery = "SELECT * FROM \(identifier: table)"
             _ = try await pool.query(select)
-            try await pool.query("ALTER TABLE \(unsafeSQL: table) ADD COLUMN b text")
+            try await pool.query("ALTER TABLE \(identifier: table) ADD COLUMN b text")
             // The server refuses the stale plan once; the statement is then prepared afresh under a new name.
             let stale = await #expect(throws: PostgresError.self) { try await pool.query(select) }
             #expect(stale?.sqlState == "0A000")
             let rows = try await pool.query(select)
             #expect(rows.columns.map(\.name) == ["a", "b"])
-            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+            try await pool.query("DROP TABLE \(identifier: table)")
         }
     }
 

@@ -25,7 +25,7 @@ import Testing
     func withFreshDatabase(_ body: (PostgresPool, String) async throws -> Void) async throws {
         let name = TestDatabase.uniqueName("migrate")
         try await withPool(maxConnections: 1) { admin in
-            try await admin.query("CREATE DATABASE \(unsafeSQL: name)")
+            try await admin.query("CREATE DATABASE \(identifier: name)")
         }
         let url = try TestDatabase.ownerURL().replacingOccurrences(of: "/landmark_remark?", with: "/\(name)?")
         let pool = try PostgresPool(configuration: .init(conninfo: url, maxConnections: 4))
@@ -37,7 +37,7 @@ import Testing
         }
         await pool.close()
         try await withPool(maxConnections: 1) { admin in
-            try await admin.query("DROP DATABASE \(unsafeSQL: name) WITH (FORCE)")
+            try await admin.query("DROP DATABASE \(identifier: name) WITH (FORCE)")
         }
     }
 

@@ -21,7 +21,7 @@ import Testing
     @Test func settingsHoldForTheStatementOnlyAndWritesCommit() async throws {
         try await withPool(maxConnections: 1) { pool in
             let table = TestDatabase.uniqueName("pipelined")
-            try await pool.query("CREATE TABLE \(unsafeSQL: table) (value int, note text)")
+            try await pool.query("CREATE TABLE \(identifier: table) (value int, note text)")
             let odd = "it's 100% \\ \"odd\" é"
             let echoed = try await pool.query(
                 "SELECT current_setting('app.test_value'), current_setting('app.other'), \(41) + 1",
@@ -33,7 +33,7 @@ import Testing
             // Prepared (the default) and unprepared, reading the setting in the statement.
             for prepared in [true, false] {
                 var insert: PostgresQuery = """
-                    INSERT INTO \(unsafeSQL: table) SELECT current_setting('app.test_value')::int, \(prepared ? "p" : "u")
+                    INSERT INTO \(identifier: table) SELECT current_setting('app.test_value')::int, \(prepared ? "p" : "u")
                     RETURNING value
                     """
                 insert.prepared = prepared
@@ -42,55 +42,55 @@ import Testing
             }
             // Committed: another statement on the same connection sees both rows, and the setting is gone.
             let after = try await pool.query(
-                "SELECT count(*)::int, coalesce(current_setting('app.test_value', true), '') FROM \(unsafeSQL: table)")
+                "SELECT count(*)::int, coalesce(current_setting('app.test_value', true), '') FROM \(identifier: table)")
             #expect(try after[0].decode((Int, String).self) == (2, ""))
-            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+            try await pool.query("DROP TABLE \(identifier: table)")
         }
     }
 
     @Test func oneImplicitTransactionRolledBackOnError() async throws {
         try await withPool(maxConnections: 1) { pool in
             let table = TestDatabase.uniqueName("pipelined_error")
-            try await pool.query("CREATE TABLE \(unsafeSQL: table) (value int CHECK (value > 0))")
+            try await pool.query("CREATE TABLE \(identifier: table) (value int CHECK (value > 0))")
             let backend = try await pool.query("SELECT pg_backend_pid()")[0].decode(Int.self, column: 0)
 
             // A failing statement: its error, nothing written, the connection clean and reused.
             let error = await #expect(throws: PostgresError.self) {
                 try await pool.query(
-                    "INSERT INTO \(unsafeSQL: table) VALUES (\(1)), (\(-1))", settings: [("app.test_value", "y")])
+                    "INSERT INTO \(identifier: table) VALUES (\(1)), (\(-1))", settings: [("app.test_value", "y")])
             }
             #expect(error?.sqlState == "23514")
             // A bad setting name fails before the statement, which then never runs.
             await #expect(throws: PostgresError.self) {
-                try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (\(2))", settings: [("not a valid name", "z")])
+                try await pool.query("INSERT INTO \(identifier: table) VALUES (\(2))", settings: [("not a valid name", "z")])
             }
             let after = try await pool.query(
-                "SELECT pg_backend_pid(), (SELECT count(*)::int FROM \(unsafeSQL: table)), coalesce(current_setting('app.test_value', true), '')")
+                "SELECT pg_backend_pid(), (SELECT count(*)::int FROM \(identifier: table)), coalesce(current_setting('app.test_value', true), '')")
             #expect(try after[0].decode((Int, Int, String).self) == (backend, 0, ""))
-            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+            try await pool.query("DROP TABLE \(identifier: table)")
         }
     }
 
     @Test func aFailedCommitIsTheStatementsErrorAndRollsItBack() async throws {
         try await withPool(maxConnections: 1) { pool in
             let table = TestDatabase.uniqueName("pipelined_commit")
-            try await pool.query("CREATE TABLE \(unsafeSQL: table) (value int UNIQUE DEFERRABLE INITIALLY DEFERRED)")
-            try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (1)")
+            try await pool.query("CREATE TABLE \(identifier: table) (value int UNIQUE DEFERRABLE INITIALLY DEFERRED)")
+            try await pool.query("INSERT INTO \(identifier: table) VALUES (1)")
             let backend = try await pool.query("SELECT pg_backend_pid()")[0].decode(Int.self, column: 0)
             // The duplicate is only checked at the implicit COMMIT, which the pipeline's Sync makes.
             let error = await #expect(throws: PostgresError.self) {
-                try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (\(1)), (\(2))", settings: [("app.test_value", "1")])
+                try await pool.query("INSERT INTO \(identifier: table) VALUES (\(1)), (\(2))", settings: [("app.test_value", "1")])
             }
             #expect(error?.kind == .server)
             #expect(error?.sqlState == "23505")
-            let after = try await pool.query("SELECT pg_backend_pid(), (SELECT count(*)::int FROM \(unsafeSQL: table))")
+            let after = try await pool.query("SELECT pg_backend_pid(), (SELECT count(*)::int FROM \(identifier: table))")
             #expect(try after[0].decode((Int, Int).self) == (backend, 1))
             // A value libpq cannot send is refused before anything goes out; the connection stays.
             await #expect(throws: PostgresError.self) {
                 try await pool.query("SELECT \("a\u{0}b")", settings: [("app.test_value", "1")])
             }
             #expect(try await pool.query("SELECT pg_backend_pid()")[0].decode(Int.self, column: 0) == backend)
-            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+            try await pool.query("DROP TABLE \(identifier: table)")
         }
     }
 
@@ -121,16 +121,16 @@ import Testing
     @Test func aPreparedStatementSurvivesASchemaChange() async throws {
         try await withPool(maxConnections: 1) { pool in
             let table = TestDatabase.uniqueName("pipelined_schema")
-            try await pool.query("CREATE TABLE \(unsafeSQL: table) (a int)")
-            try await pool.query("INSERT INTO \(unsafeSQL: table) VALUES (1)")
-            let select: PostgresQuery = "SELECT * FROM \(unsafeSQL: table)"
+            try await pool.query("CREATE TABLE \(identifier: table) (a int)")
+            try await pool.query("INSERT INTO \(identifier: table) VALUES (1)")
+            let select: PostgresQuery = "SELECT * FROM \(identifier: table)"
             #expect(try await pool.query(select, settings: []).count == 1)
-            try await pool.query("ALTER TABLE \(unsafeSQL: table) ADD COLUMN b int")
+            try await pool.query("ALTER TABLE \(identifier: table) ADD COLUMN b int")
             // The cached plan's result type changed: one failure at most, then the statement is prepared again.
             _ = try? await pool.query(select, settings: [])
             let rows = try await pool.query(select, settings: [("app.test_value", "1")])
             #expect(rows.count == 1)
-            try await pool.query("DROP TABLE \(unsafeSQL: table)")
+            try await pool.query("DROP TABLE \(identifier: table)")
         }
     }
 }

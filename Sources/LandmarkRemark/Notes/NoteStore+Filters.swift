@@ -17,7 +17,7 @@ extension NoteStore {
             sql.append("\n  AND ST_DWithin(n.location, \(near.geography), \(radius))")
         }
         if let bbox = filters.bbox {
-            sql.append("\n  AND \(bbox.condition(alias: "n"))")
+            sql.append("\n  AND \(bbox.condition(location: "n.location::geometry"))")
         }
         if let search = filters.search {
             sql.append("\n  AND \(searchCondition(search, tenantID: tenantID))")

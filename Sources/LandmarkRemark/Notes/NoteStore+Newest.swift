@@ -63,10 +63,10 @@ extension NoteStore {
         let rows = limit + 1
         // The walk's sizes are constants of this code, written into the SQL: a generic plan
         // must see them (a LIMIT that is a parameter is guessed at a tenth of the table).
-        let walk: PostgresQuery = "\(unsafeSQL: String(Self.newestWalk))"
-        let walkEdge: PostgresQuery = "\(unsafeSQL: String(Self.newestWalk - 1))"
-        let further: PostgresQuery = "\(unsafeSQL: String(Self.newestWalkFurther))"
-        let goesOn: PostgresQuery = "\(unsafeSQL: String(Self.newestWalkGoesOn))"
+        let walk: PostgresQuery = "\(literal: Self.newestWalk)"
+        let walkEdge: PostgresQuery = "\(literal: Self.newestWalk - 1)"
+        let further: PostgresQuery = "\(literal: Self.newestWalkFurther)"
+        let goesOn: PostgresQuery = "\(literal: Self.newestWalkGoesOn)"
         let pastEdge: PostgresQuery = "(n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))"
         return """
             WITH walked AS MATERIALIZED (

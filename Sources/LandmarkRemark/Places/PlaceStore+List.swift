@@ -24,7 +24,7 @@ extension PlaceStore {
     private static func condition(_ filters: MapFilters, tenantID: Int64) -> PostgresQuery {
         var sql: PostgresQuery = "p.tenant_id = \(tenantID)"
         if let near = filters.near, let radius = filters.radius { sql.append("\n  AND ST_DWithin(p.location, \(near.geography), \(radius))") }
-        if let bbox = filters.bbox { sql.append("\n  AND \(bbox.condition(alias: "p"))") }
+        if let bbox = filters.bbox { sql.append("\n  AND \(bbox.condition(location: "p.location::geometry"))") }
         if let search = filters.search { sql.append("\n  AND p.name ILIKE \(search.likePattern)") }
         return sql
     }

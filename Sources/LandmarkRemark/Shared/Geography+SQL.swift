@@ -9,7 +9,8 @@ extension GeoPoint {
 }
 
 extension BoundingBox {
-    /// The condition "the row `alias` (a note or a place) lies inside the box, edges included".
+    /// The condition "the row's `location` (a note's or a place's, as geometry) lies inside the
+    /// box, edges included".
     ///
     /// `&&` against an envelope is what the GiST index on `(tenant_id, location::geometry)`
     /// answers (planar degrees, so a box is the same rectangle the map shows; see migration
@@ -17,9 +18,8 @@ extension BoundingBox {
     /// degree checks follow as a recheck on the few rows it returns. Across the antimeridian
     /// the box is two envelopes, and the planner ORs two index scans.
     ///
-    /// `alias` is a program constant naming the row (`n`, `p`), never input.
-    func condition(alias: String) -> PostgresQuery {
-        let location = "\(alias).location::geometry"
+    /// `location` is program text naming the column (`n.location::geometry`).
+    func condition(location: StaticString) -> PostgresQuery {
         var parts: [PostgresQuery] = []
         for (west, east) in longitudeRanges {
             parts.append("""
@@ -36,9 +36,8 @@ extension BoundingBox {
         return condition
     }
 
-    /// The same box over plain degree columns (the event log's `lat` and `lng`). The names
-    /// are program constants, never input.
-    func condition(latitude: String, longitude: String) -> PostgresQuery {
+    /// The same box over plain degree columns (the event log's `lat` and `lng`), named in program text.
+    func condition(latitude: StaticString, longitude: StaticString) -> PostgresQuery {
         var condition: PostgresQuery = "(\(unsafeSQL: latitude) BETWEEN \(minLat) AND \(maxLat) AND ("
         for (index, (west, east)) in longitudeRanges.enumerated() {
             if index > 0 { condition.append(" OR ") }
