@@ -110,12 +110,15 @@ BACKGROUND = ("event_ids_after(", "event_log_start(", "purge_expired(", "purge_e
 
 def without_background(statements):
     """The request's statements: background ones dropped, with the settings statement that
-    went just before each on the same backend (its pipeline's first half)."""
+    went before each on the same backend (its pipeline's first half), even when the log
+    interleaves the request's own statements between the two."""
     kept = []
     for statement in statements:
         if any(name in statement[1] for name in BACKGROUND):
-            if kept and kept[-1][0] == statement[0] and kept[-1][1].lstrip().startswith("SELECT set_config("):
-                kept.pop()
+            # The backend's last statement kept, wherever the request's own lines fell between.
+            mine = [i for i, s in enumerate(kept) if s[0] == statement[0]]
+            if mine and kept[mine[-1]][1].lstrip().startswith("SELECT set_config("):
+                del kept[mine[-1]]
             continue
         kept.append(statement)
     return kept

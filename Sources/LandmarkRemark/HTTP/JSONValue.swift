@@ -1,6 +1,7 @@
 /// Any JSON value. Bodies are parsed into this first so that wrong types,
-/// nulls and unknown fields can each be reported by field name.
-enum JSONValue: Decodable, Sendable, Equatable {
+/// nulls and unknown fields can each be reported by field name. Public so the tests compare
+/// response documents as the same tree.
+public enum JSONValue: Decodable, Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double)
@@ -8,7 +9,7 @@ enum JSONValue: Decodable, Sendable, Equatable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null

@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import Testing
 
+@testable import LandmarkRemark
+
 // The API's JSON objects as openapi/openapi.json describes them, defined here and only
 // here for the tests: never the service's own Swift types, so a test reads the wire
 // format the way a client does, and a renamed or reshaped internal type cannot make a
@@ -231,33 +233,12 @@ enum API {
 // MARK: - Decoding
 
 /// Any JSON value, for comparing documents value for value (numbers compare as numbers,
-/// objects ignore key order).
-enum JSONTree: Codable, Sendable, Equatable, CustomStringConvertible {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONTree])
-    case object([String: JSONTree])
+/// objects ignore key order): the service's own `JSONValue` (Foundation's `JSONDecoder`
+/// does the parsing), with what the tests need on top.
+typealias JSONTree = JSONValue
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONTree].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONTree].self))
-        }
-    }
-
-    func encode(to encoder: any Encoder) throws {
+extension JSONValue: Encodable, CustomStringConvertible {
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()
@@ -285,7 +266,7 @@ enum JSONTree: Codable, Sendable, Equatable, CustomStringConvertible {
         return []
     }
 
-    var description: String {
+    public var description: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
