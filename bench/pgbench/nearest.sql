@@ -11,11 +11,10 @@
 \set max_lng :clng + 0.045 * :k
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
-\set id random(1, 1000000)
+\set id random(1, 100000)
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, tenant_slug, user_id, username, session_id
-	FROM authenticate_access_token('\xb22fb20fe55ed0002e45f19dd85b2e7bc221dd342810ba0193e20cd1ab20503f');
+SELECT tenant_id, tenant_slug, user_id, username, session_id FROM authenticate_access_token('\x5a66075fe9ae4aebe474489d6fb160557be06ad1574cd805fae3690ac0744b67');
 \endpipeline
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true), set_config('app.tenant_id', '1', true);

@@ -15,9 +15,11 @@ struct NoteResponse: ResponseGenerator, Sendable {
 
     init(body: [UInt8], status: HTTPResponse.Status, location: String?, replayed: Bool = false) {
         (self.body, self.status, self.location, self.replayed) = (body, status, location, replayed)
+        entityTag = EntityTag.of(body)
     }
 
-    var entityTag: String { EntityTag.of(body) }
+    /// The hash of exactly these bytes, computed once (`show` compares it with `If-None-Match`).
+    let entityTag: String
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: JSONWriter.contentType, .eTag: entityTag]
