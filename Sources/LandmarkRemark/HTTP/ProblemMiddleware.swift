@@ -23,12 +23,12 @@ struct ProblemMiddleware: RouterMiddleware {
 
     /// Maps any error to problem details; unexpected ones are logged once, in full, and answered without internals.
     func render(_ error: Error, request: Request, context: Context) -> Response {
+        // The edge's own problems, and the features' errors in the words of `Problems+Domain.swift`.
+        if let problem = error as? AppError ?? AppError(domain: error) {
+            return Self.response(for: problem, requestID: context.requestID)
+        }
         let problem: AppError
         switch error {
-        case let error as AppError:
-            problem = error
-        case let error where AppError(domain: error) != nil:
-            problem = AppError(domain: error)!
         case let error as HTTPError:
             problem = Self.problem(for: error)
         case let error as HTTPResponseError:

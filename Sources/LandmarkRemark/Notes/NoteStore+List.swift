@@ -6,8 +6,7 @@ extension NoteStore {
         var list = list
         list.filters = try await resolvingUsernames(list.filters, tenantID: tenantID, on: connection)
         let rows = try await connection.query(Self.statement(list, tenantID: tenantID, viewerID: viewerID))
-        let nearest = list.filters.near != nil
-        return try list.page.page(from: rows, nearest: nearest, keyColumn: Self.noteColumnCount, fingerprint: list.filters.fingerprint) { row, distance in
+        return try list.page.page(from: rows, keyColumn: Self.noteColumnCount) { row, distance in
             var note = try Self.note(from: row, viewer: viewerID)
             note.distance = distance
             return (note, note.id)

@@ -109,7 +109,10 @@ struct NotesController {
         case .notFound: throw NoteError.notFound
         case .notAuthor: throw NoteError.notAuthor
         case .allowed(let note):
-            guard EntityTag.matchHolds(ifMatch, current: NoteResponse(note).entityTag) else { throw NoteError.changedSince }
+            // The note's JSON and its tag are made only when there is a tag to compare.
+            guard ifMatch.map({ EntityTag.matchHolds($0, current: NoteResponse(note).entityTag) }) ?? true else {
+                throw NoteError.changedSince
+            }
             return note
         }
     }

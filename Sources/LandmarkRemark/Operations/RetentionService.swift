@@ -53,9 +53,10 @@ struct RetentionService: Service {
 
     /// One pass: batches until no table has more past its horizon, then the event log.
     func purge() async throws -> Purged {
+        let store = AdminStore(pool: pool)
         var purged = Purged()
         while true {
-            let counts = try await AdminStore(pool: pool).purgeExpired(batch: Self.batch)
+            let counts = try await store.purgeExpired(batch: Self.batch)
             purged.sessions += counts[0]
             purged.sessionTokens += counts[1]
             purged.loginFailures += counts[2]
@@ -64,7 +65,7 @@ struct RetentionService: Service {
             if counts.max() ?? 0 < Self.batch { break }
             try Task.checkCancellation()
         }
-        purged.events = try await AdminStore(pool: pool).purgeEvents()
+        purged.events = try await store.purgeEvents()
         return purged
     }
 }

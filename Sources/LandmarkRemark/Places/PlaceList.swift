@@ -20,8 +20,6 @@ struct PlaceList: Sendable {
         try parameters.finish()
     }
 
-    var fingerprint: [UInt8] { Self.fingerprint(filters) }
-
     private static func fingerprint(_ filters: MapFilters) -> [UInt8] {
         var canonical = "places-v1" + filters.canonical
         if let search = filters.search { canonical += "|q=\(search.text.utf8.count):\(search.text)" }

@@ -4,8 +4,7 @@ extension PlaceStore {
     /// Runs a page of the list as the caller's tenant (in its transaction, or as pipelined reads).
     func page(_ list: PlaceList, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Page<Place> {
         let rows = try await connection.query(Self.statement(list, tenantID: tenantID, viewerID: viewerID))
-        let nearest = list.filters.near != nil
-        return try list.page.page(from: rows, nearest: nearest, keyColumn: Self.placeColumnCount, fingerprint: list.fingerprint) { row, distance in
+        return try list.page.page(from: rows, keyColumn: Self.placeColumnCount) { row, distance in
             var place = try Self.place(from: row)
             place.distance = distance
             return (place, place.id)

@@ -23,9 +23,14 @@ struct PageRequest: Sendable {
 
     let limit: Int
     let cursor: KeysetCursor?
+    /// The ordering and the filters' fingerprint: what a cursor must match, and what the
+    /// next page's cursor carries.
+    let nearest: Bool
+    let fingerprint: [UInt8]
 
     /// Reads `limit` and `cursor`; a cursor must come from the same ordering and filters.
     init(_ parameters: inout QueryParameters, nearest: Bool, fingerprint: [UInt8]) throws {
+        (self.nearest, self.fingerprint) = (nearest, fingerprint)
         limit = try parameters.integer("limit", in: 1...Self.maximumLimit) ?? Self.defaultLimit
         cursor = try parameters.string("cursor").map {
             try KeysetCursor(parameter: $0, nearest: nearest, fingerprint: fingerprint)
@@ -36,8 +41,7 @@ struct PageRequest: Sendable {
     /// column `keyColumn` (the spheroid distance when `nearest`, else `created_at` in
     /// microseconds). One row more than the page means there is a next page.
     func page<Item>(
-        from rows: PostgresRows, nearest: Bool, keyColumn: Int, fingerprint: [UInt8],
-        item: (PostgresRow, _ distance: Double?) throws -> (item: Item, id: Int64)
+        from rows: PostgresRows, keyColumn: Int, item: (PostgresRow, _ distance: Double?) throws -> (item: Item, id: Int64)
     ) throws -> Page<Item> {
         var items: [Item] = []
         var last: KeysetCursor.Key?
