@@ -1,0 +1,2 @@
+// Placeholder; the fake identity provider lands in the next commit.
+public enum IdentityProviderFakePlaceholder {}
