@@ -63,6 +63,9 @@ public struct AppConfiguration: Sendable {
     public var hashSharePerTenantPercent = 75
     public var shareQueueTimeout: Duration = .milliseconds(2000)
 
+    // Sign-in with ID tokens and guests (issue 19).
+    public var identity = IdentitySettings()
+
     public init() {}
 
     /// Reads the settings; throws `ConfigurationError` naming the first bad one.
@@ -117,6 +120,21 @@ public struct AppConfiguration: Sendable {
         // Accounts under abuse (issue 17).
         loginFailuresPerAccount = try reader.integer("LR_LOGIN_FAILURES_PER_ACCOUNT", default: loginFailuresPerAccount, range: 1...1_000_000)
         retentionInterval = .seconds(try reader.integer("LR_RETENTION_INTERVAL_SECONDS", default: 3600, range: 0...86400))
+
+        // Sign-in with ID tokens and guests (issue 19).
+        identity.allowLoopbackKeyURLs = try reader.boolean("LR_IDENTITY_ALLOW_LOOPBACK", default: false)
+        identity.guestsPerAddressPerHour = try reader.integer(
+            "LR_GUESTS_PER_ADDRESS_PER_HOUR", default: identity.guestsPerAddressPerHour, range: 1...100_000)
+        let dataKey = reader.string("LR_DATA_KEY", default: "")
+        if !dataKey.isEmpty {
+            // Standard base64 (what `openssl rand -base64 32` prints) or base64url.
+            let urlSafe = dataKey.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            guard let bytes = Base64URL.decode(urlSafe), bytes.count == 32 else {
+                throw ConfigurationError(variable: "LR_DATA_KEY", message: "must be 32 random bytes in base64 (openssl rand -base64 32)")
+            }
+            identity.dataKey = bytes
+        }
     }
 
     /// The database URL the service needs; serving without one is a configuration error.
@@ -141,6 +159,15 @@ private struct EnvironmentReader {
     func string(_ name: String, default value: String) -> String {
         guard let text = environment[name], !text.isEmpty else { return value }
         return text
+    }
+
+    func boolean(_ name: String, default value: Bool) throws -> Bool {
+        guard let text = environment[name], !text.isEmpty else { return value }
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default: throw ConfigurationError(variable: name, message: "must be true or false, not \"\(text)\"")
+        }
     }
 
     func integer(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Credentials
 import Foundation
 import Logging
@@ -20,6 +21,7 @@ struct AppParts: Sendable {
     let sessions: SessionStore
     let hashing: PasswordHashing
     let login: LoginService
+    let identities: IdentityService
     let notes = NoteStore()
     let places = PlaceStore()
 
@@ -53,6 +55,13 @@ struct AppParts: Sendable {
                 failuresPerAccount: configuration.loginFailuresPerAccount,
                 failuresPerAddress: configuration.loginFailuresPerAddress),
             users: users, hashing: hashing)
+        // AsyncHTTPClient's shared client: it lives as long as the process, as the caches do.
+        let http = HTTPClient.shared
+        identities = IdentityService(
+            pool: pool, store: IdentityStore(settings: configuration.identity),
+            verifier: IDTokenVerifier(keys: ProviderKeyCache(client: http, settings: configuration.identity)),
+            apple: AppleAccountClient(client: http, settings: configuration.identity),
+            secrets: try configuration.identity.dataKey.map(SecretBox.init(key:)))
     }
 }
 

@@ -47,8 +47,10 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let limit = configuration.bodyLimitBytes
     let accounts = AccountServices(
         pool: parts.pool, tenants: parts.tenants, users: parts.users, sessions: parts.sessions, login: parts.login,
-        hashing: parts.hashing)
+        hashing: parts.hashing, identities: parts.identities)
     let auth = AuthController(accounts: accounts, bodyLimit: limit)
+    let identities = IdentityController(
+        accounts: accounts, guestsPerAddressPerHour: configuration.identity.guestsPerAddressPerHour, bodyLimit: limit)
     let users = UsersController(accounts: accounts, bodyLimit: limit)
     let notes = NotesController(pool: parts.pool, store: parts.notes, bodyLimit: limit)
     let places = PlacesController(pool: parts.pool, store: parts.places, bodyLimit: limit)
@@ -60,10 +62,12 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
 
     let v1 = router.group("v1")
     v1.addRoutes(auth.endpoints, atPath: "auth")
+    v1.addRoutes(identities.signInEndpoints, atPath: "auth")
     let authenticated = v1.group().add(middleware: Authenticator(pool: parts.pool))
         .add(middleware: FairShareMiddleware(shares: parts.shares))
     authenticated.addRoutes(auth.authenticatedEndpoints, atPath: "auth")
     authenticated.addRoutes(users.meEndpoints, atPath: "me")
+    authenticated.addRoutes(identities.identityEndpoints, atPath: "me/identities")
     authenticated.addRoutes(users.userEndpoints, atPath: "users")
     authenticated.addRoutes(places.endpoints, atPath: "places")
     authenticated.addRoutes(events.endpoints, atPath: "events")

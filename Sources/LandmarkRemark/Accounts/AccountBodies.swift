@@ -50,7 +50,10 @@ struct RefreshBody: RequestBody {
     var isPlausible: Bool { refreshToken.hasPrefix("lr_rt_") && refreshToken.utf8.count <= 128 }
 }
 
-/// `PATCH /v1/me`: a new email (or null), and/or a new password with the current one.
+/// `PATCH /v1/me`: a new email (or null), and/or a new password. Changing a password is
+/// confirmed by the current one (`password.current`), or by a fresh ID token of one of the
+/// account's identities (`provider`, `id_token`, `nonce`); an account that has neither a
+/// password nor an identity (a guest) sets its first password with `password.new` alone.
 struct ProfileChange: RequestBody {
     struct Rules: Sendable {
         let username: String
@@ -59,7 +62,8 @@ struct ProfileChange: RequestBody {
 
     /// `.none`: keep; `.some(nil)`: remove.
     let email: String??
-    let password: (current: String, new: String)?
+    let password: (current: String?, new: String)?
+    let confirmation: IDTokenConfirmation?
 
     init?(reading body: inout JSONObjectReader, rules: Rules) {
         let changesEmail = body.contains("email")
@@ -68,7 +72,7 @@ struct ProfileChange: RequestBody {
         var current: String?
         var new: String?
         if var password = body.object("password", required: false) {
-            current = password.string("current")
+            current = password.string("current", required: false)
             new = password.string("new")
             body.absorb(password)
         }
@@ -77,18 +81,22 @@ struct ProfileChange: RequestBody {
                 body.fail(problem.field, problem.message)
             }
         }
+        confirmation = IDTokenConfirmation.read(from: &body)
         guard body.errors.isEmpty else { return nil }
         self.email = changesEmail ? .some(email) : .none
-        password = current.flatMap { current in new.map { (current, $0) } }
+        password = new.map { (current, $0) }
     }
 }
 
-/// `DELETE /v1/me`: the password, to confirm.
+/// `DELETE /v1/me`: confirmed by the password, or by a fresh ID token of one of the account's
+/// identities; a guest (neither) sends `{}`.
 struct AccountDeletion: RequestBody {
-    let password: String
+    let password: String?
+    let confirmation: IDTokenConfirmation?
 
     init?(reading body: inout JSONObjectReader, rules: Void) {
-        guard let password = body.string("password") else { return nil }
-        self.password = password
+        password = body.string("password", required: false)
+        confirmation = IDTokenConfirmation.read(from: &body)
+        guard body.errors.isEmpty else { return nil }
     }
 }

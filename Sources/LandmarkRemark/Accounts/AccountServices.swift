@@ -1,7 +1,7 @@
 import Postgres
 
-/// What both account controllers work with: the tenant's users, their sessions, and the
-/// password checks (`LoginService`) and hashing they share.
+/// What the account controllers work with: the tenant's users, their sessions, the
+/// password checks (`LoginService`) and hashing they share, and sign-in with ID tokens.
 struct AccountServices: Sendable {
     let pool: PostgresPool
     let tenants: TenantStore
@@ -9,4 +9,5 @@ struct AccountServices: Sendable {
     let sessions: SessionStore
     let login: LoginService
     let hashing: PasswordHashing
+    let identities: IdentityService
 }

@@ -29,8 +29,9 @@ struct LoginService: Sendable {
             }
             throw error
         }
-        guard let user = attempt.user, matches else { throw AccountError.invalidCredentials }
-        let upgraded = hashing.isOutdated(user.passwordHash) ? try await hashing.hash(password) : nil
+        // An account without a password was checked against the dummy hash: never a match.
+        guard let user = attempt.user, let hash = user.passwordHash, matches else { throw AccountError.invalidCredentials }
+        let upgraded = hashing.isOutdated(hash) ? try await hashing.hash(password) : nil
         try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
             try await throttle.succeeded(attempt, userID: user.id, tenantID: tenantID, on: connection)
             if let upgraded {

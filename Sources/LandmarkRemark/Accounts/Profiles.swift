@@ -6,6 +6,10 @@ struct Me: JSONResponse {
     let username: String
     let email: String?
     let createdAt: Date
+    /// A guest: made with `POST /v1/auth/guest`, no password or identity yet.
+    let guest: Bool
+    let hasPassword: Bool
+    var identities: [LinkedIdentity]
     let noteCount: Int
     let placeCount: Int
 
@@ -15,8 +19,14 @@ struct Me: JSONResponse {
             json.timestamp(createdAt)
             json.key("email")
             json.string(email)
+            json.key("guest")
+            json.bool(guest)
+            json.key("has_password")
+            json.bool(hasPassword)
             json.key("id")
             json.string(String(id))
+            json.key("identities")
+            json.array(identities)
             json.key("note_count")
             json.integer(Int64(noteCount))
             json.key("place_count")
@@ -45,6 +55,20 @@ struct PublicProfile: JSONResponse {
             json.integer(Int64(noteCount))
             json.key("username")
             json.string(username)
+        }
+    }
+}
+
+/// One of `Me.identities`.
+extension LinkedIdentity: JSONWritable {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("email")
+            json.string(email)
+            json.key("linked_at")
+            json.timestamp(linkedAt)
+            json.key("provider")
+            json.string(provider)
         }
     }
 }

@@ -6,7 +6,8 @@ struct UserRecord: Sendable {
     let id: Int64
     let username: String
     let email: String?
-    let passwordHash: String
+    /// Nil for an account that signs in with ID tokens only, or a guest.
+    let passwordHash: String?
     let createdAt: Date
 }
 
@@ -20,7 +21,7 @@ struct UserStore: Sendable {
     static func decode(_ row: PostgresRow, from first: Int = 0) throws -> UserRecord {
         UserRecord(
             id: try row.decode(Int64.self, column: first), username: try row.decode(String.self, column: first + 1),
-            email: try row.decode(String?.self, column: first + 2), passwordHash: try row.decode(String.self, column: first + 3),
+            email: try row.decode(String?.self, column: first + 2), passwordHash: try row.decode(String?.self, column: first + 3),
             createdAt: try row.decode(Date.self, column: first + 4))
     }
 
@@ -31,11 +32,13 @@ struct UserStore: Sendable {
     }
 
     /// Inserts a user; a case-insensitive clash becomes `AccountError.usernameTaken` or `.emailTaken`.
-    func create(tenantID: Int64, username: String, email: String?, passwordHash: String, on connection: PostgresConnection) async throws -> UserRecord {
+    func create(
+        tenantID: Int64, username: String, email: String?, passwordHash: String?, guest: Bool = false, on connection: PostgresConnection
+    ) async throws -> UserRecord {
         do {
             let rows = try await connection.query("""
-                INSERT INTO users (tenant_id, username, email, password_hash)
-                VALUES (\(tenantID), \(username), \(email), \(passwordHash))
+                INSERT INTO users (tenant_id, username, email, password_hash, guest)
+                VALUES (\(tenantID), \(username), \(email), \(passwordHash), \(guest))
                 RETURNING \(Self.columns)
                 """)
             return try Self.decode(rows[0])
@@ -68,15 +71,18 @@ struct UserStore: Sendable {
     /// The caller's own account with its counts; nil once the account is gone.
     func me(tenantID: Int64, id: Int64, on connection: PostgresConnection) async throws -> Me? {
         let rows = try await connection.query("""
-            SELECT u.id, u.username, u.email, u.created_at,
+            SELECT u.id, u.username, u.email, u.created_at, u.guest, u.password_hash IS NOT NULL,
                    (SELECT count(*) FROM notes n WHERE n.tenant_id = u.tenant_id AND n.user_id = u.id),
                    (SELECT count(*) FROM places p WHERE p.tenant_id = u.tenant_id AND p.created_by = u.id)
             FROM users u
             WHERE u.tenant_id = \(tenantID) AND u.id = \(id)
             """)
         guard let row = rows.first else { return nil }
-        let (id, username, email, created, notes, places) = try row.decode((Int64, String, String?, Date, Int, Int).self)
-        return Me(id: id, username: username, email: email, createdAt: created, noteCount: notes, placeCount: places)
+        let (id, username, email, created, guest, hasPassword, notes, places) =
+            try row.decode((Int64, String, String?, Date, Bool, Bool, Int, Int).self)
+        return Me(
+            id: id, username: username, email: email, createdAt: created, guest: guest, hasPassword: hasPassword,
+            identities: [], noteCount: notes, placeCount: places)
     }
 
     /// An active user's public profile, by name ignoring case; `note_count` counts public notes only.
@@ -101,8 +107,9 @@ struct UserStore: Sendable {
         }
     }
 
+    /// Sets the password; a guest setting one becomes a full account.
     func updatePasswordHash(tenantID: Int64, id: Int64, hash: String, on connection: PostgresConnection) async throws {
-        try await connection.query("UPDATE users SET password_hash = \(hash) WHERE tenant_id = \(tenantID) AND id = \(id)")
+        try await connection.query("UPDATE users SET password_hash = \(hash), guest = false WHERE tenant_id = \(tenantID) AND id = \(id)")
     }
 
     /// Deletes the account; sessions (and later notes) go with it through `ON DELETE CASCADE`.

@@ -24,8 +24,8 @@ struct UsersController {
         return try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { try await loadMe(identity, on: $0) }
     }
 
-    /// Changes email and/or password. A password change needs the current one
-    /// (a wrong one is `401` and counts as a failed login) and ends every other session.
+    /// Changes email and/or password. A password change is confirmed (`confirm`) and ends
+    /// every other session.
     @Sendable func updateMe(_ request: Request, context: AppRequestContext) async throws -> Me {
         var request = request
         let identity = try context.requireIdentity()
@@ -34,8 +34,7 @@ struct UsersController {
         let change = try await request.decode(ProfileChange.self, rules: rules, context: context, limit: bodyLimit)
         var newHash: String?
         if let password = change.password {
-            _ = try await accounts.login.verifiedUser(
-                tenantID: tenant.id, login: identity.username, password: password.current, address: context.clientAddress, logger: context.logger)
+            try await confirm(identity, password: password.current, confirmation: change.confirmation, context: context)
             newHash = try await accounts.hashing.hash(password.new)
         }
         return try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
@@ -52,17 +51,41 @@ struct UsersController {
         }
     }
 
-    /// Deletes the account after checking its password; sessions and notes go with it.
+    /// Deletes the account once confirmed (`confirm`); sessions, notes and identities go with
+    /// it, and Apple's refresh tokens are revoked at Apple (App Store rule 5.1.1(v)).
     @Sendable func deleteMe(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
         var request = request
         let identity = try context.requireIdentity()
         let body = try await request.decode(AccountDeletion.self, context: context, limit: bodyLimit)
-        _ = try await accounts.login.verifiedUser(
-            tenantID: identity.tenantID, login: identity.username, password: body.password, address: context.clientAddress, logger: context.logger)
-        try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
+        try await confirm(identity, password: body.password, confirmation: body.confirmation, context: context)
+        let appleTokens = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
+            let tokens = try await accounts.identities.store.appleTokens(tenantID: identity.tenantID, userID: identity.userID, on: connection)
             try await accounts.users.delete(tenantID: identity.tenantID, id: identity.userID, on: connection)
+            return tokens
         }
+        await accounts.identities.revoke(appleTokens, tenantID: identity.tenantID, logger: context.logger)
         return .noContent
+    }
+
+    /// A sensitive change is confirmed by the password (a wrong one is `401` and counts as a
+    /// failed login), or by a fresh ID token of the account's own; an account with neither
+    /// (a guest) has nothing to confirm with, and its access token is enough.
+    private func confirm(
+        _ identity: Identity, password: String?, confirmation: IDTokenConfirmation?, context: AppRequestContext
+    ) async throws {
+        if let password {
+            _ = try await accounts.login.verifiedUser(
+                tenantID: identity.tenantID, login: identity.username, password: password, address: context.clientAddress,
+                logger: context.logger)
+        } else if let confirmation {
+            try await accounts.identities.reauthenticate(
+                identity, provider: confirmation.provider, idToken: confirmation.idToken, nonce: confirmation.nonce, logger: context.logger)
+        } else {
+            let methods = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
+                try await accounts.identities.store.signInMethods(tenantID: identity.tenantID, userID: identity.userID, on: connection)
+            }
+            guard !methods.hasPassword && methods.providers.isEmpty else { throw IdentityError.reauthenticationRequired }
+        }
     }
 
     /// Another user's public profile; `note_count` counts public notes only.
@@ -78,9 +101,10 @@ struct UsersController {
     }
 
     private func loadMe(_ identity: Identity, on connection: PostgresConnection) async throws -> Me {
-        guard let me = try await accounts.users.me(tenantID: identity.tenantID, id: identity.userID, on: connection) else {
+        guard var me = try await accounts.users.me(tenantID: identity.tenantID, id: identity.userID, on: connection) else {
             throw AccountError.sessionEnded
         }
+        me.identities = try await accounts.identities.store.identities(tenantID: identity.tenantID, userID: identity.userID, on: connection)
         return me
     }
 }

@@ -10,6 +10,7 @@ extension AppError {
         case let error as AccountError: self = Self.problem(for: error)
         case let error as TenantError: self = Self.problem(for: error)
         case let error as EventError: self = Self.problem(for: error)
+        case let error as IdentityError: self = Self.problem(for: error)
         default: return nil
         }
     }
@@ -67,6 +68,44 @@ extension AppError {
         case .sessionEnded: .unauthenticated
         case .userNotFound: .notFound("user")
         case .hashingBusy: .unavailable(retryAfter: 1)
+        }
+    }
+
+    private static func problem(for error: IdentityError) -> AppError {
+        switch error {
+        case .tokenInvalid(let reason):
+            AppError(.unauthorized, code: "id_token_invalid", title: "ID token invalid", detail: reason)
+        case .providerUnavailable:
+            AppError(
+                .serviceUnavailable, code: "unavailable", title: "Service unavailable",
+                detail: "the identity provider's keys cannot be fetched right now; retry shortly", retryAfter: 10)
+        case .providerNotEnabled(let name): .validation(field: "provider", "\(name) is not enabled for this tenant")
+        case .identityTaken:
+            AppError(
+                .conflict, code: "identity_taken", title: "Identity taken",
+                detail: "this identity signs in to another account of this app; delete that account or unlink it there first")
+        case .providerAlreadyLinked:
+            AppError(
+                .conflict, code: "identity_already_linked", title: "Identity already linked",
+                detail: "this account already has an identity from that provider; unlink it first")
+        case .notLinked: .notFound("identity")
+        case .lastSignInMethod:
+            AppError(
+                .conflict, code: "last_sign_in_method", title: "Last sign-in method",
+                detail: "this is the account's only way to sign in; link another identity or set a password first")
+        case .reauthenticationRequired:
+            .validation([
+                FieldError(field: "password", message: "or id_token is required to confirm this change"),
+            ])
+        case .accountDisabled: .forbidden("this account is disabled")
+        case .guestsDisabled:
+            AppError(.forbidden, code: "guests_disabled", title: "Guests disabled", detail: "this app does not allow guest accounts")
+        case .tooManyGuests(let seconds): .rateLimited(retryAfter: seconds)
+        case .usernameTaken(let suggestion):
+            AppError(
+                .conflict, code: "username_taken", title: "Username taken",
+                detail: suggestion.map { "that username is already in use; \($0) is free" } ?? "that username is already in use",
+                errors: [FieldError(field: "username", message: suggestion.map { "is already in use; try \($0)" } ?? "is already in use")])
         }
     }
 

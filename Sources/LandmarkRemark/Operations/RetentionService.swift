@@ -24,9 +24,11 @@ struct RetentionService: Service {
         var loginFailures = 0
         var loginAddresses = 0
         var idempotencyKeys = 0
+        var idTokenUses = 0
+        var guestSignups = 0
         var events = 0
 
-        var total: Int { sessions + sessionTokens + loginFailures + loginAddresses + idempotencyKeys + events }
+        var total: Int { sessions + sessionTokens + loginFailures + loginAddresses + idempotencyKeys + idTokenUses + guestSignups + events }
     }
 
     func run() async throws {
@@ -62,7 +64,10 @@ struct RetentionService: Service {
             purged.loginFailures += counts[2]
             purged.loginAddresses += counts[3]
             purged.idempotencyKeys += counts[4]
-            if counts.max() ?? 0 < Self.batch { break }
+            let signIn = try await store.purgeSignInRecords(batch: Self.batch)
+            purged.idTokenUses += signIn[0]
+            purged.guestSignups += signIn[1]
+            if (counts + signIn).max() ?? 0 < Self.batch { break }
             try Task.checkCancellation()
         }
         purged.events = try await store.purgeEvents()

@@ -6,6 +6,7 @@ struct Tenant: Sendable {
     let id: Int64
     let slug: String
     let minPasswordLength: Int
+    let guestsEnabled: Bool
 }
 
 /// Tenants are global rows (no row-level security): the service reads them to
@@ -19,18 +20,18 @@ struct TenantStore: Sendable {
         // Slugs are short lowercase names; anything else cannot exist, so skip the query.
         guard slug.utf8.count <= 63 else { throw TenantError.notFound }
         let rows = try await pool.query(
-            "SELECT id, slug, min_password_length FROM tenants WHERE slug = \(slug) AND disabled_at IS NULL", logger: logger)
+            "SELECT id, slug, min_password_length, guests_enabled FROM tenants WHERE slug = \(slug) AND disabled_at IS NULL", logger: logger)
         guard let row = rows.first else { throw TenantError.notFound }
         return try Self.tenant(from: row)
     }
 
     func find(id: Int64, logger: Logger) async throws -> Tenant? {
-        let rows = try await pool.query("SELECT id, slug, min_password_length FROM tenants WHERE id = \(id)", logger: logger)
+        let rows = try await pool.query("SELECT id, slug, min_password_length, guests_enabled FROM tenants WHERE id = \(id)", logger: logger)
         return try rows.first.map(Self.tenant(from:))
     }
 
     private static func tenant(from row: PostgresRow) throws -> Tenant {
-        let (id, slug, minimum) = try row.decode((Int64, String, Int).self)
-        return Tenant(id: id, slug: slug, minPasswordLength: minimum)
+        let (id, slug, minimum, guests) = try row.decode((Int64, String, Int, Bool).self)
+        return Tenant(id: id, slug: slug, minPasswordLength: minimum, guestsEnabled: guests)
     }
 }

@@ -175,11 +175,26 @@ enum API {
         let username: String
         @Nullable var email: String?
         let createdAt: Timestamp
+        let guest: Bool
+        let hasPassword: Bool
+        let identities: [Identity]
         let noteCount: Int
         let placeCount: Int
 
         enum CodingKeys: String, CodingKey {
-            case id, username, email, createdAt = "created_at", noteCount = "note_count", placeCount = "place_count"
+            case id, username, email, createdAt = "created_at", guest, hasPassword = "has_password", identities
+            case noteCount = "note_count", placeCount = "place_count"
+        }
+
+        /// One of `identities`: a linked sign-in method.
+        struct Identity: APIModel {
+            let provider: String
+            @Nullable var email: String?
+            let linkedAt: Timestamp
+
+            enum CodingKeys: String, CodingKey {
+                case provider, email, linkedAt = "linked_at"
+            }
         }
     }
 

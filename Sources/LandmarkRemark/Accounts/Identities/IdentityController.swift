@@ -1,0 +1,146 @@
+import Hummingbird
+import Postgres
+
+/// `POST /v1/auth/id-token` and `/v1/auth/guest` (tenant from `X-Tenant`), and
+/// `POST /v1/me/identities`, `DELETE /v1/me/identities/{provider}` for a signed-in user.
+struct IdentityController {
+    let accounts: AccountServices
+    let guestsPerAddressPerHour: Int
+    let bodyLimit: Int
+
+    var signInEndpoints: RouteCollection<AppRequestContext> {
+        RouteCollection(context: AppRequestContext.self)
+            .post("id-token", use: signIn)
+            .post("guest", use: guest)
+    }
+
+    var identityEndpoints: RouteCollection<AppRequestContext> {
+        RouteCollection(context: AppRequestContext.self)
+            .post(use: link)
+            .delete(":provider", use: unlink)
+    }
+
+    private var identities: IdentityService { accounts.identities }
+
+    /// Signs in the account of the token's `(provider, sub)`, making it on first sign-in (`201`).
+    @Sendable func signIn(_ request: Request, context: AppRequestContext) async throws -> EditedResponse<TokenResponse> {
+        var request = request
+        let tenant = try await accounts.tenants.active(named: request.headers[.xTenant], logger: context.logger)
+        context.tenantTag.set(tenant.slug)
+        let body = try await request.decode(IDTokenBody.self, rules: .init(allowsUsername: true), context: context, limit: bodyLimit)
+        let (provider, token) = try await identities.verify(
+            tenantID: tenant.id, provider: body.provider, idToken: body.idToken, nonce: body.nonce, logger: context.logger)
+        let appleToken = await identities.sealedAppleToken(
+            code: body.authorizationCode, provider: provider, token: token, tenantID: tenant.id, logger: context.logger)
+        let userAgent = request.headers[.userAgent]
+        let store = identities.store
+        let (response, created) = try await accounts.pool.withTenantTransaction(tenant.id, logger: context.logger) { connection in
+            guard try await store.spend(tenantID: tenant.id, token: token, on: connection) else {
+                throw IdentityError.tokenInvalid("the token was already used")
+            }
+            let user: UserRecord
+            let created: Bool
+            if let owner = try await store.owner(tenantID: tenant.id, provider: provider.name, subject: token.subject, on: connection) {
+                guard !owner.disabled, let found = try await accounts.users.find(tenantID: tenant.id, id: owner.userID, on: connection)
+                else { throw IdentityError.accountDisabled }
+                try await store.touch(tenantID: tenant.id, provider: provider.name, token: token, on: connection)
+                (user, created) = (found, false)
+            } else {
+                let username = try await newUsername(chosen: body.username, token: token, tenantID: tenant.id, on: connection)
+                user = try await accounts.users.create(tenantID: tenant.id, username: username, email: nil, passwordHash: nil, on: connection)
+                try await store.link(tenantID: tenant.id, userID: user.id, provider: provider.name, token: token, on: connection)
+                created = true
+            }
+            if let appleToken {
+                try await store.storeAppleToken(tenantID: tenant.id, subject: token.subject, sealed: appleToken, on: connection)
+            }
+            let tokens = try await accounts.sessions.create(tenantID: tenant.id, userID: user.id, userAgent: userAgent, on: connection)
+            return (TokenResponse(user: user, tokens: tokens), created)
+        }
+        return EditedResponse(status: created ? .created : .ok, response: response)
+    }
+
+    /// A guest account: a generated username, no password; a few per client address per hour.
+    @Sendable func guest(_ request: Request, context: AppRequestContext) async throws -> EditedResponse<TokenResponse> {
+        let tenant = try await accounts.tenants.active(named: request.headers[.xTenant], logger: context.logger)
+        context.tenantTag.set(tenant.slug)
+        guard tenant.guestsEnabled else { throw IdentityError.guestsDisabled }
+        let userAgent = request.headers[.userAgent]
+        let response = try await accounts.pool.withTenantTransaction(tenant.id, logger: context.logger) { connection in
+            let (count, secondsLeft) = try await identities.store.countGuest(tenantID: tenant.id, address: context.clientAddress, on: connection)
+            guard count <= guestsPerAddressPerHour else { throw IdentityError.tooManyGuests(retryAfter: max(1, secondsLeft)) }
+            let user = try await accounts.users.create(
+                tenantID: tenant.id, username: UsernameCandidates.guest(), email: nil, passwordHash: nil, guest: true, on: connection)
+            let tokens = try await accounts.sessions.create(tenantID: tenant.id, userID: user.id, userAgent: userAgent, on: connection)
+            return TokenResponse(user: user, tokens: tokens)
+        }
+        return EditedResponse(status: .created, response: response)
+    }
+
+    /// Adds a sign-in method to the caller's account (`201`; `200` when it was linked already).
+    @Sendable func link(_ request: Request, context: AppRequestContext) async throws -> EditedResponse<Me> {
+        var request = request
+        let identity = try context.requireIdentity()
+        let body = try await request.decode(IDTokenBody.self, rules: .init(allowsUsername: false), context: context, limit: bodyLimit)
+        let (provider, token) = try await identities.verify(
+            tenantID: identity.tenantID, provider: body.provider, idToken: body.idToken, nonce: body.nonce, logger: context.logger)
+        let appleToken = await identities.sealedAppleToken(
+            code: body.authorizationCode, provider: provider, token: token, tenantID: identity.tenantID, logger: context.logger)
+        let store = identities.store
+        let (me, created) = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
+            guard try await store.spend(tenantID: identity.tenantID, token: token, on: connection) else {
+                throw IdentityError.tokenInvalid("the token was already used")
+            }
+            let owner = try await store.owner(tenantID: identity.tenantID, provider: provider.name, subject: token.subject, on: connection)
+            switch owner?.userID {
+            case identity.userID?: break
+            case .some: throw IdentityError.identityTaken
+            case nil: try await store.link(tenantID: identity.tenantID, userID: identity.userID, provider: provider.name, token: token, on: connection)
+            }
+            if let appleToken {
+                try await store.storeAppleToken(tenantID: identity.tenantID, subject: token.subject, sealed: appleToken, on: connection)
+            }
+            guard var me = try await accounts.users.me(tenantID: identity.tenantID, id: identity.userID, on: connection) else {
+                throw AccountError.sessionEnded
+            }
+            me.identities = try await store.identities(tenantID: identity.tenantID, userID: identity.userID, on: connection)
+            return (me, owner == nil)
+        }
+        return EditedResponse(status: created ? .created : .ok, response: me)
+    }
+
+    /// Removes a sign-in method, unless it is the account's last; Apple's token is revoked.
+    @Sendable func unlink(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
+        let identity = try context.requireIdentity()
+        let provider = try context.parameters.require("provider")
+        guard IdentityProvider.nameProblem(provider) == nil else { throw IdentityError.notLinked }
+        let store = identities.store
+        let appleToken = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
+            // Locks the user's row: two unlinks at once cannot both pass the last-method check.
+            let methods = try await store.signInMethods(tenantID: identity.tenantID, userID: identity.userID, on: connection)
+            guard methods.providers.contains(provider) else { throw IdentityError.notLinked }
+            guard methods.hasPassword || methods.providers.count > 1 else { throw IdentityError.lastSignInMethod }
+            return try await store.unlink(tenantID: identity.tenantID, userID: identity.userID, provider: provider, on: connection)
+        }
+        if case .some(.some(let sealed)) = appleToken {
+            await identities.revoke([sealed], tenantID: identity.tenantID, logger: context.logger)
+        }
+        return .noContent
+    }
+
+    /// The chosen username if free (else `409` with a free suggestion), or one derived from the token.
+    private func newUsername(chosen: String?, token: VerifiedIDToken, tenantID: Int64, on connection: PostgresConnection) async throws -> String {
+        let store = identities.store
+        if let chosen {
+            guard try await store.firstFreeUsername(tenantID: tenantID, candidates: [chosen], on: connection) != nil else {
+                let suggestion = try await store.firstFreeUsername(
+                    tenantID: tenantID, candidates: Array(UsernameCandidates.alternatives(to: chosen).dropFirst()), on: connection)
+                throw IdentityError.usernameTaken(suggestion: suggestion)
+            }
+            return chosen
+        }
+        let candidates = UsernameCandidates.derived(name: token.name, email: token.email)
+        return try await store.firstFreeUsername(tenantID: tenantID, candidates: candidates, on: connection)
+            ?? UsernameCandidates.random(prefix: "user-")
+    }
+}
