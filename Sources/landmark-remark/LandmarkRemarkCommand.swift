@@ -11,7 +11,7 @@ struct LandmarkRemarkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "landmark-remark",
         abstract: "Landmark Remark: notes at places on a map, for many apps at once.",
-        subcommands: [Serve.self, Migrate.self, TenantCommand.self, PlacesCommand.self, SeedDemo.self],
+        subcommands: [Serve.self, Migrate.self, TenantCommand.self, IdentityProviderCommand.self, PlacesCommand.self, SeedDemo.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -58,7 +58,8 @@ struct Migrate: AsyncParsableCommand {
 
 struct TenantCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "tenant", abstract: "Create and list tenants.", subcommands: [Create.self, List.self])
+        commandName: "tenant", abstract: "Create and list tenants, and change their settings.",
+        subcommands: [Create.self, List.self, Set.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a tenant.")
@@ -82,6 +83,22 @@ struct TenantCommand: AsyncParsableCommand {
             for tenant in try await AdminCommands.listTenants(configuration: configuration, logger: logger) {
                 print("\(tenant.slug)\t\(tenant.name)\t\(tenant.disabled ? "disabled" : "active")\tusers=\(tenant.users)\tnotes=\(tenant.notes)")
             }
+        }
+    }
+}
+
+extension TenantCommand {
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a tenant setting: min_password_length (8-128) or guests_enabled (true/false).")
+        @Argument(help: "The tenant's slug.") var slug: String
+        @Argument(help: "min_password_length or guests_enabled.") var setting: String
+        @Argument(help: "The new value.") var value: String
+
+        func run() async throws {
+            let (configuration, logger) = try loadConfiguration()
+            try await AdminCommands.setTenantSetting(tenant: slug, setting: setting, value: value, configuration: configuration, logger: logger)
+            print("\(slug): \(setting) = \(value)")
         }
     }
 }

@@ -59,6 +59,38 @@ struct AdminStore: Sendable {
         }
     }
 
+    func setIdentityProvider(tenant: String, provider: String, clientIDs: [String], issuer: String?, keysURL: String?, nonce: String?) async throws {
+        try await pool.query("""
+            SELECT 1 FROM admin.set_identity_provider(\(tenant), \(provider), \(clientIDs), \(issuer), \(keysURL), \(nonce))
+            """)
+    }
+
+    func removeIdentityProvider(tenant: String, provider: String) async throws -> Bool {
+        try await pool.query("SELECT admin.remove_identity_provider(\(tenant), \(provider))")[0].decode(Bool.self)
+    }
+
+    func setAppleKey(tenant: String, teamID: String, keyID: String, privateKeyPEM: String) async throws -> Bool {
+        try await pool.query("SELECT admin.set_apple_sign_in_key(\(tenant), \(teamID), \(keyID), \(privateKeyPEM))")[0].decode(Bool.self)
+    }
+
+    func identityProviders() async throws -> [AdminCommands.IdentityProviderSummary] {
+        let rows = try await pool.query("""
+            SELECT tenant, provider, client_ids, issuer, jwks_uri, nonce, apple_key_set, identities
+            FROM admin.identity_providers ORDER BY tenant, provider
+            """)
+        return try rows.map { row in
+            let (tenant, provider, clientIDs, issuer, keysURL, nonce, appleKeySet, identities) =
+                try row.decode((String, String, [String], String?, String?, String, Bool, Int).self)
+            return AdminCommands.IdentityProviderSummary(
+                tenant: tenant, provider: provider, clientIDs: clientIDs, issuer: issuer, keysURL: keysURL, nonce: nonce,
+                appleKeySet: appleKeySet, identities: identities)
+        }
+    }
+
+    func setTenantSetting(tenant: String, setting: String, value: String) async throws {
+        try await pool.query("SELECT 1 FROM admin.set_tenant_setting(\(tenant), \(setting), \(value))")
+    }
+
     /// One batch of `purge_expired`: rows past their horizon deleted from sessions, session
     /// tokens, login failures, login addresses and idempotency keys, in that order.
     func purgeExpired(batch: Int) async throws -> [Int] {
