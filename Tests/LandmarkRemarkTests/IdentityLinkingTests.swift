@@ -1,0 +1,202 @@
+import Foundation
+import HummingbirdTesting
+import IdentityProviderFake
+import JWTKit
+import LandmarkRemark
+import Testing
+
+/// Sign-in methods of an account: linking and unlinking identities, confirming sensitive
+/// changes with a fresh ID token, and Apple's tokens kept and revoked.
+@Suite(.timeLimit(.minutes(2))) struct IdentityLinkingTests {
+    @Test func linkingAndUnlinkingIdentities() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            try await IdentityTest.enable("google", tenant: tenant, provider: idp, clientIDs: ["web.apps.googleusercontent.test"])
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                let alice = try await client.signup("alice", tenant: tenant)
+                let link = { (subject: String) in
+                    try await client.call(
+                        .post, "/v1/me/identities",
+                        json: ["provider": "oidc:test", "id_token": try await IdentityTest.token(idp, subject: subject)], token: alice.accessToken)
+                }
+                let linked = try await link("alice-at-idp")
+                #expect(linked.status == .created, "\(linked.body)")
+                #expect(try linked.decode(API.Me.self).identities.map(\.provider) == ["oidc:test"])
+                #expect(try await link("alice-at-idp").status == .ok)
+                #expect(try await link("someone-else").code == "identity_already_linked")
+
+                // The identity signs in to alice's account now.
+                let viaIdentity = try await client.signedIn(idToken: try await IdentityTest.token(idp, subject: "alice-at-idp"), tenant: tenant)
+                #expect(viaIdentity.userID == alice.userID)
+
+                // Bob cannot take it.
+                let bob = try await client.signup("bob", tenant: tenant)
+                let stolen = try await client.call(
+                    .post, "/v1/me/identities",
+                    json: ["provider": "oidc:test", "id_token": try await IdentityTest.token(idp, subject: "alice-at-idp")], token: bob.accessToken)
+                #expect(stolen.status == .conflict && stolen.code == "identity_taken")
+
+                // Google's other issuer spelling counts too.
+                let google = try await client.call(
+                    .post, "/v1/me/identities",
+                    json: ["provider": "google", "id_token": try await IdentityTest.token(idp, subject: "g-1", audience: "web.apps.googleusercontent.test") {
+                        $0["iss"] = .string("accounts.fake.test")
+                    }], token: alice.accessToken)
+                #expect(google.status == .created, "\(google.body)")
+                #expect(try google.decode(API.Me.self).identities.map(\.provider) == ["google", "oidc:test"])
+
+                #expect(try await client.call(.delete, "/v1/me/identities/oidc:test", token: alice.accessToken).status == .noContent)
+                #expect(try await client.call(.delete, "/v1/me/identities/oidc:test", token: alice.accessToken).code == "not_found")
+                #expect(try await client.call(.delete, "/v1/me/identities/bogus", token: alice.accessToken).code == "not_found")
+                // Unlinked: the identity is a stranger again, and makes a new account.
+                let fresh = try await client.signIn(idToken: try await IdentityTest.token(idp, subject: "alice-at-idp"), tenant: tenant)
+                #expect(fresh.status == .created)
+                #expect(try fresh.decode(API.TokenResponse.self).user.id != alice.userID)
+            }
+        }
+    }
+
+    @Test func theLastWayToSignInCannotBeRemoved() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            try await IdentityTest.enable("google", tenant: tenant, provider: idp, clientIDs: [IdentityTest.webApp])
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                let user = try await client.signedIn(idToken: try await IdentityTest.token(idp, subject: "only"), tenant: tenant)
+                let last = try await client.call(.delete, "/v1/me/identities/oidc:test", token: user.token)
+                #expect(last.status == .conflict && last.code == "last_sign_in_method")
+                let google = try await client.call(
+                    .post, "/v1/me/identities",
+                    json: ["provider": "google", "id_token": try await IdentityTest.token(idp, subject: "g", audience: IdentityTest.webApp)],
+                    token: user.token)
+                #expect(google.status == .created)
+                #expect(try await client.call(.delete, "/v1/me/identities/oidc:test", token: user.token).status == .noContent)
+                #expect(try await client.call(.delete, "/v1/me/identities/google", token: user.token).code == "last_sign_in_method")
+                #expect(try await client.me(user.token).identities.map(\.provider) == ["google"])
+            }
+        }
+    }
+
+    @Test func anAccountWithoutAPasswordIsDeletedWithAFreshIDToken() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                let user = try await client.signedIn(idToken: try await IdentityTest.token(idp, subject: "leaving"), tenant: tenant)
+                let other = try await client.signedIn(idToken: try await IdentityTest.token(idp, subject: "staying"), tenant: tenant)
+                let delete = { (json: [String: Any]) in try await client.call(.delete, "/v1/me", json: json, token: user.token) }
+
+                let unconfirmed = try await delete([:])
+                #expect(unconfirmed.code == "validation_failed")
+                let now = IdentityTest.now
+                let stale = try await IdentityTest.token(idp, subject: "leaving") { $0["iat"] = .number(now - 400) }
+                #expect(try await delete(["provider": "oidc:test", "id_token": stale]).detail?.contains("5 minutes") == true)
+                let someoneElses = try await IdentityTest.token(idp, subject: "staying")
+                #expect(try await delete(["provider": "oidc:test", "id_token": someoneElses]).detail?.contains("not one of this account") == true)
+                #expect(try await client.call(.get, "/v1/me", token: user.token).status == .ok)
+
+                let fresh = try await IdentityTest.token(idp, subject: "leaving")
+                #expect(try await delete(["provider": "oidc:test", "id_token": fresh]).status == .noContent)
+                #expect(try await client.call(.get, "/v1/me", token: user.token).code == "unauthenticated")
+                #expect(try await client.call(.get, "/v1/me", token: other.token).status == .ok)
+                // The identity went with the account: signing in again starts afresh.
+                #expect(try await client.signIn(idToken: try await IdentityTest.token(idp, subject: "leaving"), tenant: tenant).status == .created)
+            }
+        }
+    }
+
+    @Test func aPasswordlessAccountSetsAFirstPasswordWithAFreshIDToken() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                let user = try await client.signedIn(idToken: try await IdentityTest.token(idp, subject: "pw", email: "pat@example.org"), tenant: tenant)
+                let password = "a first passphrase"
+                let bare = try await client.call(.patch, "/v1/me", json: ["password": ["new": password]], token: user.token)
+                #expect(bare.code == "validation_failed")
+                let confirmed = try await client.call(
+                    .patch, "/v1/me",
+                    json: ["password": ["new": password], "provider": "oidc:test", "id_token": try await IdentityTest.token(idp, subject: "pw")],
+                    token: user.token)
+                #expect(confirmed.status == .ok, "\(confirmed.body)")
+                #expect(try confirmed.decode(API.Me.self).hasPassword)
+                let login = try await client.call(.post, "/v1/auth/login", json: ["username": "pat", "password": password], tenant: tenant)
+                #expect(login.status == .ok, "\(login.body)")
+                // Now it has a password, a change needs it (or a fresh token), as for anyone.
+                let unconfirmed = try await client.call(.patch, "/v1/me", json: ["password": ["new": "another passphrase"]], token: user.token)
+                #expect(unconfirmed.code == "validation_failed")
+            }
+        }
+    }
+
+    /// Sign in with Apple: the authorization code is exchanged with the tenant's key, the
+    /// refresh token kept sealed, and revoked at Apple when the account is deleted.
+    @Test func appleTokensAreKeptSealedAndRevokedWhenTheAccountGoes() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable("apple", tenant: tenant, provider: idp, clientIDs: ["dev.landmark.ios"])
+            let key = ES256PrivateKey()
+            idp.trustClientSecretKey(publicKeyPEM: key.publicKey.pemRepresentation)
+            let configuration = try TestEnvironment.configuration()
+            #expect(try await AdminCommands.setAppleKey(
+                tenant: tenant, teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: key.pemRepresentation,
+                configuration: configuration, logger: TestEnvironment.logger))
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                let nonce = UUID().uuidString
+                let code = idp.issueAuthorizationCode(subject: "apple-user")
+                let response = try await client.signIn(
+                    idToken: try await IdentityTest.token(idp, subject: "apple-user", nonce: IdentityTest.hashed(nonce)),
+                    provider: "apple", nonce: nonce, username: "Jane", authorizationCode: code, tenant: tenant)
+                #expect(response.status == .created, "\(response.body)")
+                let account = try response.decode(API.TokenResponse.self)
+                #expect(account.user.username == "Jane")
+                #expect(idp.tokenRequests.count == 1)
+                #expect(idp.tokenRequests.first?["client_id"] == "dev.landmark.ios")
+                let refreshToken = try #require(idp.issuedRefreshTokens.first)
+                let stored = try await TestEnvironment.withOwnerPool { pool in
+                    try await pool.query("""
+                        SELECT encode(apple_refresh_token, 'escape') FROM user_identities i JOIN tenants t ON t.id = i.tenant_id
+                        WHERE t.slug = \(tenant) AND i.subject = 'apple-user'
+                        """)[0].decode(String?.self, column: 0)
+                }
+                #expect(stored != nil && stored?.contains(refreshToken) == false)
+
+                let delete = try await client.call(
+                    .delete, "/v1/me",
+                    json: ["provider": "apple", "id_token": try await IdentityTest.token(idp, subject: "apple-user")], token: account.accessToken)
+                #expect(delete.status == .noContent, "\(delete.body)")
+                #expect(idp.revocations == [Revocation(clientID: "dev.landmark.ios", token: refreshToken, tokenTypeHint: "refresh_token")])
+            }
+        }
+    }
+
+    @Test func unlinkingAppleRevokesItsTokenAndABadCodeDoesNotStopSignIn() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable("apple", tenant: tenant, provider: idp, clientIDs: ["dev.landmark.ios"])
+            let key = ES256PrivateKey()
+            idp.trustClientSecretKey(publicKeyPEM: key.publicKey.pemRepresentation)
+            _ = try await AdminCommands.setAppleKey(
+                tenant: tenant, teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: key.pemRepresentation,
+                configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                // A code Apple never issued: the exchange fails, sign-in still works, nothing is kept.
+                let bad = try await client.signIn(
+                    idToken: try await IdentityTest.token(idp, subject: "a2"), provider: "apple", authorizationCode: "forged", tenant: tenant)
+                #expect(bad.status == .created)
+                #expect(idp.issuedRefreshTokens.isEmpty)
+                let user = try await client.signup("withpassword", tenant: tenant)
+                let linked = try await client.call(
+                    .post, "/v1/me/identities",
+                    json: ["provider": "apple", "id_token": try await IdentityTest.token(idp, subject: "a3"),
+                           "authorization_code": idp.issueAuthorizationCode(subject: "a3")],
+                    token: user.accessToken)
+                #expect(linked.status == .created, "\(linked.body)")
+                let refreshToken = try #require(idp.issuedRefreshTokens.first)
+                #expect(try await client.call(.delete, "/v1/me/identities/apple", token: user.accessToken).status == .noContent)
+                #expect(idp.revocations.map(\.token) == [refreshToken])
+            }
+        }
+    }
+}

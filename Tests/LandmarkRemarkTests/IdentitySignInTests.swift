@@ -1,0 +1,229 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import IdentityProviderFake
+import LandmarkRemark
+import Testing
+
+/// `POST /v1/auth/id-token` against a real provider on loopback: accounts keyed by
+/// `(tenant, provider, sub)`, and every check a token must pass.
+@Suite(.timeLimit(.minutes(2))) struct IdentitySignInTests {
+    @Test func firstSignInCreatesTheAccountAndLaterOnesSignIn() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                let first = try await client.signIn(
+                    idToken: try await IdentityTest.token(idp, subject: "sub-1", email: "Ada.Lovelace@example.org"), tenant: tenant)
+                #expect(first.status == .created, "\(first.body)")
+                let created = try first.decode(API.TokenResponse.self)
+                #expect(created.user.username == "ada.lovelace")
+                // The provider's email is not the account's: ours are unverified and unique.
+                #expect(created.user.email == nil)
+
+                let again = try await client.signIn(idToken: try await IdentityTest.token(idp, subject: "sub-1"), tenant: tenant)
+                #expect(again.status == .ok, "\(again.body)")
+                #expect(try again.decode(API.TokenResponse.self).user.id == created.user.id)
+
+                let me = try await client.me(created.accessToken)
+                #expect(me.hasPassword == false && me.guest == false)
+                #expect(me.identities.map(\.provider) == ["oidc:test"])
+                #expect(me.identities.first?.email == "Ada.Lovelace@example.org")
+                // No password: a password login with any password fails like any wrong one.
+                let login = try await client.call(
+                    .post, "/v1/auth/login", json: ["username": "ada.lovelace", "password": "anything at all 1"], tenant: tenant)
+                #expect(login.code == "invalid_credentials")
+                // Another subject with the same email is another account: emails never link.
+                let other = try await client.signIn(
+                    idToken: try await IdentityTest.token(idp, subject: "sub-2", email: "Ada.Lovelace@example.org"), tenant: tenant)
+                #expect(other.status == .created)
+                #expect(try other.decode(API.TokenResponse.self).user.id != created.user.id)
+            }
+        }
+    }
+
+    @Test func theSameSubjectInAnotherTenantIsAnotherAccountAndEachTenantHasItsClientIDs() async throws {
+        try await IdentityTest.withProvider { idp in
+            let a = try await TestEnvironment.makeTenant()
+            let b = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: a, provider: idp, clientIDs: ["app.a.ios", "app.a.android"])
+            try await IdentityTest.enable(tenant: b, provider: idp, clientIDs: ["app.b.web"])
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                let inA = try await client.signedIn(idToken: try await IdentityTest.token(idp, subject: "same", audience: "app.a.android"), tenant: a)
+                let inB = try await client.signedIn(idToken: try await IdentityTest.token(idp, subject: "same", audience: "app.b.web"), tenant: b)
+                #expect(inA.userID != inB.userID)
+                #expect(try await IdentityTest.userCount(tenant: a) == 1 && IdentityTest.userCount(tenant: b) == 1)
+                // A's token is not good in B, nor B's in A.
+                let crossed = try await client.signIn(idToken: try await IdentityTest.token(idp, subject: "same", audience: "app.a.ios"), tenant: b)
+                #expect(crossed.code == "id_token_invalid")
+                #expect(crossed.detail?.contains("aud") == true)
+                let back = try await client.signIn(idToken: try await IdentityTest.token(idp, subject: "same", audience: "app.b.web"), tenant: a)
+                #expect(back.code == "id_token_invalid")
+                // An access token of A's account does not reach B.
+                let meA = try await client.me(inA.token)
+                #expect(meA.id == inA.userID)
+            }
+        }
+    }
+
+    /// Each bad token is `401 id_token_invalid`, its detail names the check, and nothing is created.
+    @Test func everyCheckRefusesItsBadToken() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                let now = IdentityTest.now
+                let rsaKID = idp.rsaKeyID
+                let cases: [(String, String, String)] = [
+                    ("wrong aud", try await IdentityTest.token(idp, subject: "x", audience: "someone.else"), "aud"),
+                    ("wrong iss", try await IdentityTest.token(idp, subject: "x") { $0["iss"] = .string("https://evil.example") }, "iss"),
+                    ("expired", try await IdentityTest.token(idp, subject: "x") { $0["exp"] = .number(now - 61 - 30); $0["iat"] = .number(now - 700) }, "expired"),
+                    ("not yet valid", try await IdentityTest.token(idp, subject: "x") { $0["nbf"] = .number(now + 300) }, "not valid yet"),
+                    ("issued in the future", try await IdentityTest.token(idp, subject: "x") { $0["iat"] = .number(now + 300) }, "future"),
+                    ("no exp", try await IdentityTest.token(idp, subject: "x") { $0["exp"] = nil }, "no exp"),
+                    ("no sub", try await IdentityTest.token(idp, subject: "x") { $0["sub"] = nil }, "sub"),
+                    ("bad signature", try await IdentityTest.token(idp, subject: "x", key: .foreignRSA), "signature"),
+                    ("bad EC signature", try await IdentityTest.token(idp, subject: "x", key: .foreignEC), "signature"),
+                    ("alg none", idp.mintUnsigned(idp.claims(subject: "x", audience: IdentityTest.iosApp)), "alg none"),
+                    ("HS256 keyed with the public key", idp.mintHS256WithPublicKey(idp.claims(subject: "x", audience: IdentityTest.iosApp)), "HS256"),
+                    ("no kid", try await idp.mint(idp.claims(subject: "x", audience: IdentityTest.iosApp), key: .rsa, header: .init(omitKid: true)), "kid"),
+                    ("RSA kid on an EC signature", try await idp.mint(idp.claims(subject: "x", audience: IdentityTest.iosApp), key: .ec, header: .init(kid: rsaKID)), "cannot verify"),
+                    ("not a JWS", "not.a-token", "JWS"),
+                ]
+                for (name, token, phrase) in cases {
+                    let response = try await client.signIn(idToken: token, tenant: tenant)
+                    #expect(response.status == .unauthorized, "\(name): \(response.body)")
+                    #expect(response.code == "id_token_invalid", "\(name)")
+                    #expect(response.detail?.contains(phrase) == true, "\(name): \(response.detail ?? "")")
+                }
+                #expect(try await IdentityTest.userCount(tenant: tenant) == 0)
+                // Within the 60 s of skew, both ES256 and RS256 pass.
+                let late = try await IdentityTest.token(idp, subject: "skew", key: .ec) { $0["exp"] = .number(now - 30); $0["iat"] = .number(now - 630) }
+                #expect(try await client.signIn(idToken: late, tenant: tenant).status == .created)
+            }
+        }
+    }
+
+    @Test func aTokenIsGoodOnceAndRefusalsAreLoggedWithoutIt() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            let logs = CapturedLogs()
+            let app = try await buildApplication(
+                configuration: try TestEnvironment.configuration(IdentityTest.trusting(idp)), logger: logs.logger(level: .trace))
+            let token = try await IdentityTest.token(idp, subject: "once")
+            let expired = try await IdentityTest.token(idp, subject: "once") { $0["exp"] = .number(IdentityTest.now - 3600) }
+            try await app.test(.router) { client in
+                #expect(try await client.signIn(idToken: token, tenant: tenant).status == .created)
+                let replay = try await client.signIn(idToken: token, tenant: tenant)
+                #expect(replay.code == "id_token_invalid")
+                #expect(replay.detail?.contains("already used") == true)
+                #expect(try await client.signIn(idToken: expired, tenant: tenant).code == "id_token_invalid")
+            }
+            let refusals = logs.all.filter { $0.message == "ID token refused" }
+            #expect(refusals.map { "\($0.metadata["reason"] ?? "")" }.contains { $0.contains("expired") })
+            let everything = logs.all.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
+            #expect(!everything.contains(token) && !everything.contains(expired))
+            #expect(!everything.contains(String(token.split(separator: ".")[2])))
+        }
+    }
+
+    @Test func theNonceIsCheckedHashedOrRawAsTheProviderSays() async throws {
+        try await IdentityTest.withProvider { idp in
+            let hashedTenant = try await TestEnvironment.makeTenant()
+            let rawTenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: hashedTenant, provider: idp, nonce: "hashed")
+            try await IdentityTest.enable(tenant: rawTenant, provider: idp, nonce: "raw")
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                let nonce = "n-\(UUID().uuidString)"
+                let carryingHash = { try await IdentityTest.token(idp, subject: "n", nonce: IdentityTest.hashed(nonce)) }
+                let carryingRaw = { try await IdentityTest.token(idp, subject: "n", nonce: nonce) }
+                #expect(try await client.signIn(idToken: try await carryingHash(), nonce: nonce, tenant: hashedTenant).status == .created)
+                #expect(try await client.signIn(idToken: try await carryingRaw(), nonce: nonce, tenant: hashedTenant).code == "id_token_invalid")
+                #expect(try await client.signIn(idToken: try await carryingRaw(), nonce: nonce, tenant: rawTenant).status == .created)
+                let hashedInRaw = try await client.signIn(idToken: try await carryingHash(), nonce: nonce, tenant: rawTenant)
+                #expect(hashedInRaw.detail?.contains("nonce does not match") == true)
+                let other = try await client.signIn(idToken: try await carryingHash(), nonce: "another", tenant: hashedTenant)
+                #expect(other.detail?.contains("nonce does not match") == true)
+                let none = try await client.signIn(idToken: try await IdentityTest.token(idp, subject: "n"), nonce: nonce, tenant: hashedTenant)
+                #expect(none.detail?.contains("carries none") == true)
+            }
+        }
+    }
+
+    @Test func aTakenUsernameNamesAFreeOneAndSpendsNothing() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                _ = try await client.signup("Marco", tenant: tenant)
+                let token = try await IdentityTest.token(idp, subject: "polo")
+                let taken = try await client.signIn(idToken: token, username: "marco", tenant: tenant)
+                #expect(taken.status == .conflict && taken.code == "username_taken")
+                let problem = try taken.problem()
+                let suggestion = try #require(problem.detail.split(separator: " ").first { $0.hasPrefix("marco-") }).description
+                #expect(problem.fields == ["username"])
+                let bad = try await client.signIn(idToken: token, username: "no spaces allowed", tenant: tenant)
+                #expect(bad.code == "validation_failed" && bad.errorFields == ["username"])
+                // The same token again, with the suggestion: the refusal spent nothing.
+                let created = try await client.signIn(idToken: token, username: suggestion, tenant: tenant)
+                #expect(created.status == .created, "\(created.body)")
+                #expect(try created.decode(API.TokenResponse.self).user.username == suggestion)
+            }
+        }
+    }
+
+    @Test func badRequestsAndProvidersTheTenantDoesNotAccept() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                let token = try await IdentityTest.token(idp, subject: "p")
+                let google = try await client.signIn(idToken: token, provider: "google", tenant: tenant)
+                #expect(google.code == "validation_failed" && google.errorFields == ["provider"])
+                let nonsense = try await client.signIn(idToken: token, provider: "oidc:../../etc", tenant: tenant)
+                #expect(nonsense.code == "validation_failed")
+                let code = try await client.signIn(idToken: token, authorizationCode: "c", tenant: tenant)
+                #expect(code.errorFields == ["authorization_code"])
+                let wrongTypes = try await client.call(.post, "/v1/auth/id-token", json: ["provider": 1, "id_token": ["x"], "extra": true], tenant: tenant)
+                #expect(Set(wrongTypes.errorFields) == ["provider", "id_token", "extra"])
+                let noTenant = try await client.call(.post, "/v1/auth/id-token", json: ["provider": "oidc:test", "id_token": token])
+                #expect(noTenant.code == "malformed_request")
+                #expect(try await IdentityTest.userCount(tenant: tenant) == 0)
+
+                // A disabled account is refused, with a fresh token too.
+                let user = try await client.signedIn(idToken: try await IdentityTest.token(idp, subject: "d"), tenant: tenant)
+                let username = try await client.me(user.token).username
+                try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_user_disabled(\(tenant), \(username), true)") }
+                let disabled = try await client.signIn(idToken: try await IdentityTest.token(idp, subject: "d"), tenant: tenant)
+                #expect(disabled.status == .forbidden)
+            }
+        }
+    }
+
+    @Test func operatorsCannotPointKeysAtPlainHTTPAndTheServiceRefusesLoopbackUnlessAllowed() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            await #expect(throws: (any Error).self) {
+                try await AdminCommands.setIdentityProvider(
+                    tenant: tenant, provider: "oidc:corp", clientIDs: ["x"], issuer: "https://corp.example",
+                    keysURL: "http://corp.example/keys", nonce: nil, configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
+            }
+            await #expect(throws: (any Error).self) {
+                try await AdminCommands.setIdentityProvider(
+                    tenant: tenant, provider: "oidc:corp", clientIDs: ["x"], issuer: nil, keysURL: nil, nonce: nil,
+                    configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
+            }
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            var fetchesBefore = idp.keysFetchCount
+            try await withApp({ IdentityTest.trusting(idp)(&$0); $0.identity.allowLoopbackKeyURLs = false }) { client in
+                let response = try await client.signIn(idToken: try await IdentityTest.token(idp, subject: "l"), tenant: tenant)
+                #expect(response.status == .serviceUnavailable && response.code == "unavailable")
+            }
+            #expect(idp.keysFetchCount == fetchesBefore)
+            fetchesBefore = idp.keysFetchCount
+            let providers = try await AdminCommands.identityProviders(configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
+            #expect(providers.first { $0.tenant == tenant }?.clientIDs == [IdentityTest.iosApp, IdentityTest.webApp])
+        }
+    }
+}
