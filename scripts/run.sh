@@ -17,5 +17,8 @@ BIN=$(swift build --show-bin-path)/landmark-remark
 "$BIN" migrate
 "$BIN" tenant create demo --name "Demo" --if-missing
 "$BIN" seed-demo
+# A development server: the README's walkthrough signs in with the test identity
+# provider on 127.0.0.1, which production refuses (keys must come over https).
+export LR_IDENTITY_ALLOW_LOOPBACK=${LR_IDENTITY_ALLOW_LOOPBACK:-true}
 echo "serving on http://${LR_HOST:-127.0.0.1}:${LR_PORT:-8080} (tenant: demo)"
 exec "$BIN" serve
