@@ -137,7 +137,7 @@ import Testing
             let tenant = try await TestEnvironment.makeTenant()
             try await IdentityTest.enable("apple", tenant: tenant, provider: idp, clientIDs: ["dev.landmark.ios"])
             let key = ES256PrivateKey()
-            idp.trustClientSecretKey(publicKeyPEM: key.publicKey.pemRepresentation)
+            try idp.trustClientSecretKey(publicKeyPEM: key.publicKey.pemRepresentation)
             let configuration = try TestEnvironment.configuration()
             #expect(try await AdminCommands.setAppleKey(
                 tenant: tenant, teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: key.pemRepresentation,
@@ -176,7 +176,7 @@ import Testing
             let tenant = try await TestEnvironment.makeTenant()
             try await IdentityTest.enable("apple", tenant: tenant, provider: idp, clientIDs: ["dev.landmark.ios"])
             let key = ES256PrivateKey()
-            idp.trustClientSecretKey(publicKeyPEM: key.publicKey.pemRepresentation)
+            try idp.trustClientSecretKey(publicKeyPEM: key.publicKey.pemRepresentation)
             _ = try await AdminCommands.setAppleKey(
                 tenant: tenant, teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: key.pemRepresentation,
                 configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)

@@ -51,12 +51,15 @@ enum IdentityTest {
             configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
     }
 
-    /// A token for `subject`, issued now to the iOS app unless told otherwise.
+    /// A token for `subject`, issued now to the iOS app unless told otherwise, with a token id of its own.
     static func token(
         _ provider: FakeIdentityProvider, subject: String, audience: String = iosApp, email: String? = nil,
         nonce: String? = nil, key: KeyChoice = .rsa, adjust: (inout [String: ClaimValue]) -> Void = { _ in }
     ) async throws -> String {
         var claims = provider.claims(subject: subject, audience: audience, nonce: nonce, email: email)
+        // RS256 signatures are deterministic: without a token id, two tokens for the same user
+        // within a second would be the same token, which the service rightly takes for a replay.
+        claims["jti"] = .string(UUID().uuidString)
         adjust(&claims)
         return try await provider.mint(claims, key: key)
     }
