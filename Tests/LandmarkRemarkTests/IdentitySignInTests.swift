@@ -42,6 +42,30 @@ import Testing
         }
     }
 
+    /// A double tap: two first sign-ins of one identity at once make one account, not an error.
+    @Test func concurrentFirstSignInsMakeOneAccount() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                for round in 0..<5 {
+                    let tokens = [
+                        try await IdentityTest.token(idp, subject: "tap-\(round)", email: "tap@example.org"),
+                        try await IdentityTest.token(idp, subject: "tap-\(round)", email: "tap@example.org"),
+                    ]
+                    let responses = try await withThrowingTaskGroup(of: APIResponse.self) { group in
+                        for token in tokens { group.addTask { try await client.signIn(idToken: token, tenant: tenant) } }
+                        return try await group.reduce(into: []) { $0.append($1) }
+                    }
+                    #expect(responses.map(\.status.code).sorted() == [200, 201], "\(responses.map(\.body))")
+                    let users = Set(try responses.map { try $0.decode(API.TokenResponse.self).user.id })
+                    #expect(users.count == 1)
+                }
+                #expect(try await IdentityTest.userCount(tenant: tenant) == 5)
+            }
+        }
+    }
+
     @Test func theSameSubjectInAnotherTenantIsAnotherAccountAndEachTenantHasItsClientIDs() async throws {
         try await IdentityTest.withProvider { idp in
             let a = try await TestEnvironment.makeTenant()

@@ -63,7 +63,7 @@ struct ProfileChange: RequestBody {
     /// `.none`: keep; `.some(nil)`: remove.
     let email: String??
     let password: (current: String?, new: String)?
-    let confirmation: IDTokenConfirmation?
+    let confirmation: IDTokenFields?
 
     init?(reading body: inout JSONObjectReader, rules: Rules) {
         let changesEmail = body.contains("email")
@@ -81,7 +81,7 @@ struct ProfileChange: RequestBody {
                 body.fail(problem.field, problem.message)
             }
         }
-        confirmation = IDTokenConfirmation.read(from: &body)
+        confirmation = IDTokenFields.readConfirmation(from: &body)
         guard body.errors.isEmpty else { return nil }
         self.email = changesEmail ? .some(email) : .none
         password = new.map { (current, $0) }
@@ -92,11 +92,11 @@ struct ProfileChange: RequestBody {
 /// identities; a guest (neither) sends `{}`.
 struct AccountDeletion: RequestBody {
     let password: String?
-    let confirmation: IDTokenConfirmation?
+    let confirmation: IDTokenFields?
 
     init?(reading body: inout JSONObjectReader, rules: Void) {
         password = body.string("password", required: false)
-        confirmation = IDTokenConfirmation.read(from: &body)
+        confirmation = IDTokenFields.readConfirmation(from: &body)
         guard body.errors.isEmpty else { return nil }
     }
 }

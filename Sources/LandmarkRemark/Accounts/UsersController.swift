@@ -71,7 +71,7 @@ struct UsersController {
     /// failed login), or by a fresh ID token of the account's own; an account with neither
     /// (a guest) has nothing to confirm with, and its access token is enough.
     private func confirm(
-        _ identity: Identity, password: String?, confirmation: IDTokenConfirmation?, context: AppRequestContext
+        _ identity: Identity, password: String?, confirmation: IDTokenFields?, context: AppRequestContext
     ) async throws {
         if let password {
             _ = try await accounts.login.verifiedUser(

@@ -29,10 +29,28 @@ struct IdentityController {
         context.tenantTag.set(tenant.slug)
         let body = try await request.decode(IDTokenBody.self, rules: .init(allowsUsername: true), context: context, limit: bodyLimit)
         let (provider, token) = try await identities.verify(
-            tenantID: tenant.id, provider: body.provider, idToken: body.idToken, nonce: body.nonce, logger: context.logger)
+            tenantID: tenant.id, provider: body.token.provider, idToken: body.token.idToken, nonce: body.token.nonce, logger: context.logger)
         let appleToken = await identities.sealedAppleToken(
             code: body.authorizationCode, provider: provider, token: token, tenantID: tenant.id, logger: context.logger)
-        let userAgent = request.headers[.userAgent]
+        // Two first sign-ins of one identity at once (a double tap) both find no account; the
+        // second's link then clashes with the first's. Its second attempt signs in to that
+        // account. A derived username taken meanwhile is likewise chosen afresh.
+        for attempt in 1...2 {
+            do {
+                return try await signIn(
+                    body, provider: provider, token: token, appleToken: appleToken, tenant: tenant,
+                    userAgent: request.headers[.userAgent], context: context)
+            } catch IdentityError.identityTaken where attempt == 1 {
+            } catch AccountError.usernameTaken where attempt == 1 && body.username == nil {
+            }
+        }
+        preconditionFailure("unreachable")
+    }
+
+    private func signIn(
+        _ body: IDTokenBody, provider: IdentityProvider, token: VerifiedIDToken, appleToken: [UInt8]?, tenant: Tenant,
+        userAgent: String?, context: AppRequestContext
+    ) async throws -> EditedResponse<TokenResponse> {
         let store = identities.store
         let (response, created) = try await accounts.pool.withTenantTransaction(tenant.id, logger: context.logger) { connection in
             guard try await store.spend(tenantID: tenant.id, token: token, on: connection) else {
@@ -83,7 +101,7 @@ struct IdentityController {
         let identity = try context.requireIdentity()
         let body = try await request.decode(IDTokenBody.self, rules: .init(allowsUsername: false), context: context, limit: bodyLimit)
         let (provider, token) = try await identities.verify(
-            tenantID: identity.tenantID, provider: body.provider, idToken: body.idToken, nonce: body.nonce, logger: context.logger)
+            tenantID: identity.tenantID, provider: body.token.provider, idToken: body.token.idToken, nonce: body.token.nonce, logger: context.logger)
         let appleToken = await identities.sealedAppleToken(
             code: body.authorizationCode, provider: provider, token: token, tenantID: identity.tenantID, logger: context.logger)
         let store = identities.store
