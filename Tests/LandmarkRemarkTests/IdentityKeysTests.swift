@@ -8,7 +8,10 @@ import Testing
 /// never seen (once a minute at most), the last good set used while the provider is down.
 /// Each test builds its own application, so each starts with an empty cache.
 @Suite(.timeLimit(.minutes(2))) struct IdentityKeysTests {
-    @Test func keysAreKeptAsCacheControlSaysAndAnHourWhenItSaysNothing() async throws {
+    /// Without a clock to move, what is observable: a set is reused while its `Cache-Control`
+    /// (or, when absent, the default hour) allows, and fetched again for every sign-in when
+    /// the provider forbids caching.
+    @Test func keysAreReusedWhileCacheControlAllowsAndFetchedAgainWhenItForbids() async throws {
         try await IdentityTest.withProvider { idp in
             let tenant = try await TestEnvironment.makeTenant()
             try await IdentityTest.enable(tenant: tenant, provider: idp)

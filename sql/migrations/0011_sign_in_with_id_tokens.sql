@@ -68,7 +68,9 @@ CREATE TABLE user_identities (
     FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE
 );
 
--- ID tokens already exchanged, by SHA-256, until they expire: a token is good once.
+-- ID tokens already exchanged, by the SHA-256 of their signing input (header.payload:
+-- the signature's encoding can vary, the signed part cannot), until five minutes after
+-- they expire (IdentityStore.spend): a token is good once.
 CREATE TABLE id_token_uses (
     tenant_id bigint NOT NULL REFERENCES tenants (id),
     token_hash bytea NOT NULL CHECK (length(token_hash) = 32),
@@ -100,7 +102,8 @@ GRANT SELECT ON identity_providers TO landmark_app;
 GRANT SELECT, INSERT, UPDATE, DELETE ON user_identities, id_token_uses, guest_signups TO landmark_app;
 
 -- ---------------------------------------------------------------------------
--- Retention: spent ID tokens a minute (the clock skew allowed) after they expire,
+-- Retention: spent ID tokens once past the expiry they were stored with (five minutes
+-- after the token's own, more than the clock skew allowed) and a minute more,
 -- guest counts an hour after their window ended. Called by RetentionService
 -- beside purge_expired(); admin.purge_expired() now includes both.
 CREATE FUNCTION purge_sign_in_records(p_batch bigint DEFAULT 10000)

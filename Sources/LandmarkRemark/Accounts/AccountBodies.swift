@@ -62,8 +62,8 @@ struct ProfileChange: RequestBody {
 
     /// `.none`: keep; `.some(nil)`: remove.
     let email: String??
-    let password: (current: String?, new: String)?
-    let confirmation: IDTokenFields?
+    /// The new password, and what confirms the change (`password.current` or an ID token).
+    let password: (new: String, confirmation: Confirmation)?
 
     init?(reading body: inout JSONObjectReader, rules: Rules) {
         let changesEmail = body.contains("email")
@@ -81,22 +81,32 @@ struct ProfileChange: RequestBody {
                 body.fail(problem.field, problem.message)
             }
         }
-        confirmation = IDTokenFields.readConfirmation(from: &body)
+        let idToken = IDTokenFields.readConfirmation(from: &body)
         guard body.errors.isEmpty else { return nil }
         self.email = changesEmail ? .some(email) : .none
-        password = new.map { (current, $0) }
+        password = new.map { ($0, Confirmation(password: current, idToken: idToken)) }
     }
 }
 
-/// `DELETE /v1/me`: confirmed by the password, or by a fresh ID token of one of the account's
-/// identities; a guest (neither) sends `{}`.
-struct AccountDeletion: RequestBody {
+/// What confirms a change to an account's sign-in methods or its deletion: the password, or
+/// a fresh ID token of one of the account's identities (`AccountServices.confirm`); a guest
+/// has neither and sends neither.
+struct Confirmation: Sendable {
     let password: String?
-    let confirmation: IDTokenFields?
+    let idToken: IDTokenFields?
+
+    /// Reads `password` and the ID token's fields from `body`, recording every problem.
+    static func read(from body: inout JSONObjectReader) -> Confirmation {
+        Confirmation(password: body.string("password", required: false), idToken: IDTokenFields.readConfirmation(from: &body))
+    }
+}
+
+/// `DELETE /v1/me` and `DELETE /v1/me/identities/{provider}`: a `Confirmation`; a guest sends `{}`.
+struct ConfirmationBody: RequestBody {
+    let confirmation: Confirmation
 
     init?(reading body: inout JSONObjectReader, rules: Void) {
-        password = body.string("password", required: false)
-        confirmation = IDTokenFields.readConfirmation(from: &body)
+        confirmation = Confirmation.read(from: &body)
         guard body.errors.isEmpty else { return nil }
     }
 }

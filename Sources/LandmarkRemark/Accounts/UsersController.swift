@@ -34,7 +34,7 @@ struct UsersController {
         let change = try await request.decode(ProfileChange.self, rules: rules, context: context, limit: bodyLimit)
         var newHash: String?
         if let password = change.password {
-            try await confirm(identity, password: password.current, confirmation: change.confirmation, context: context)
+            try await accounts.confirm(identity, with: password.confirmation, context: context)
             newHash = try await accounts.hashing.hash(password.new)
         }
         return try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
@@ -56,8 +56,8 @@ struct UsersController {
     @Sendable func deleteMe(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
         var request = request
         let identity = try context.requireIdentity()
-        let body = try await request.decode(AccountDeletion.self, context: context, limit: bodyLimit)
-        try await confirm(identity, password: body.password, confirmation: body.confirmation, context: context)
+        let body = try await request.decode(ConfirmationBody.self, context: context, limit: bodyLimit)
+        try await accounts.confirm(identity, with: body.confirmation, context: context)
         let appleTokens = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             let tokens = try await accounts.identities.store.appleTokens(tenantID: identity.tenantID, userID: identity.userID, on: connection)
             try await accounts.users.delete(tenantID: identity.tenantID, id: identity.userID, on: connection)
@@ -65,27 +65,6 @@ struct UsersController {
         }
         await accounts.identities.revoke(appleTokens, tenantID: identity.tenantID, logger: context.logger)
         return .noContent
-    }
-
-    /// A sensitive change is confirmed by the password (a wrong one is `401` and counts as a
-    /// failed login), or by a fresh ID token of the account's own; an account with neither
-    /// (a guest) has nothing to confirm with, and its access token is enough.
-    private func confirm(
-        _ identity: Identity, password: String?, confirmation: IDTokenFields?, context: AppRequestContext
-    ) async throws {
-        if let password {
-            _ = try await accounts.login.verifiedUser(
-                tenantID: identity.tenantID, login: identity.username, password: password, address: context.clientAddress,
-                logger: context.logger)
-        } else if let confirmation {
-            try await accounts.identities.reauthenticate(
-                identity, provider: confirmation.provider, idToken: confirmation.idToken, nonce: confirmation.nonce, logger: context.logger)
-        } else {
-            let methods = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
-                try await accounts.identities.store.signInMethods(tenantID: identity.tenantID, userID: identity.userID, on: connection)
-            }
-            guard !methods.hasPassword && methods.providers.isEmpty else { throw IdentityError.reauthenticationRequired }
-        }
     }
 
     /// Another user's public profile; `note_count` counts public notes only.

@@ -12,7 +12,9 @@ struct VerifiedIDToken: Sendable {
     let name: String?
     let issuedAt: Date
     let expiresAt: Date
-    /// SHA-256 of the token, for the replay check.
+    /// SHA-256 of the token's signing input (`header.payload`), for the replay check: the
+    /// signature's encoding can be varied without breaking it (unused base64 bits, padding, an
+    /// ECDSA signature's other `s`), the signed part cannot.
     let tokenHash: [UInt8]
 }
 
@@ -42,9 +44,14 @@ struct IDTokenVerifier: Sendable {
         switch header.algorithm {
         case "RS256", "ES256": break
         case "none": throw IdentityError.tokenInvalid("unsigned tokens (alg none) are not accepted")
-        case let other: throw IdentityError.tokenInvalid("alg \(other) is not accepted; only RS256 and ES256 are")
+        case let other: throw IdentityError.tokenInvalid("alg \(Self.shown(other)) is not accepted; only RS256 and ES256 are")
+        }
+        // An OAuth access token (RFC 9068) of the same issuer can carry the same audience.
+        if let type = header.type?.lowercased(), type == "at+jwt" || type == "application/at+jwt" {
+            throw IdentityError.tokenInvalid("the token is an access token (typ at+jwt), not an ID token")
         }
         guard let kid = header.keyID else { throw IdentityError.tokenInvalid("the token names no key (kid)") }
+        let shownKID = Self.shown(kid)
 
         let lookup: ProviderKeyCache.Lookup
         do {
@@ -53,21 +60,24 @@ struct IDTokenVerifier: Sendable {
             logger.warning("identity provider unavailable", metadata: ["provider": "\(provider.name)", "error": "\(error)"])
             throw IdentityError.providerUnavailable
         }
-        guard case .found(let jwk, let keySet) = lookup else {
-            throw IdentityError.tokenInvalid("the provider publishes no key with kid \(kid)")
+        guard case .found(let key) = lookup else {
+            throw IdentityError.tokenInvalid("the provider publishes no key with kid \(shownKID)")
         }
+        let jwk = key.jwk
         let expectedType: JWK.KeyType = header.algorithm == "RS256" ? .rsa : .ecdsa
         guard jwk.keyType == expectedType, header.algorithm == "RS256" || jwk.curve == .ecdsa(.p256),
             jwk.algorithm == nil || jwk.algorithm?.rawValue == header.algorithm
         else {
-            throw IdentityError.tokenInvalid("key \(kid) is a \(jwk.keyType.rawValue) key, which cannot verify alg \(header.algorithm)")
+            throw IdentityError.tokenInvalid("key \(shownKID) is a \(jwk.keyType.rawValue) key, which cannot verify alg \(header.algorithm)")
         }
 
         let claims: IDTokenClaims
         do {
-            claims = try await keySet.collection.verify(token, as: IDTokenClaims.self)
+            // A collection holding this one key: jwt-kit, which parses the header again and
+            // falls back to its default key for a kid it lacks, has no other key to pick.
+            claims = try await key.collection.verify(token, as: IDTokenClaims.self)
         } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
-            throw IdentityError.tokenInvalid("the signature does not verify with key \(kid)")
+            throw IdentityError.tokenInvalid("the signature does not verify with key \(shownKID)")
         } catch {
             throw IdentityError.tokenInvalid("the token cannot be read (\(error is JWTError ? "malformed" : "bad signature or claims"))")
         }
@@ -83,10 +93,11 @@ struct IDTokenVerifier: Sendable {
         guard let audience = claims.audiences.first(where: provider.clientIDs.contains) else {
             throw IdentityError.tokenInvalid("aud is not one of this tenant's client ids for \(provider.name)")
         }
-        // OpenID Connect Core 3.1.3.7: with several audiences, azp names the one it was issued to.
-        if claims.audiences.count > 1 {
+        // OpenID Connect Core 3.1.3.7: with several audiences azp must name the one it was issued
+        // to, and when present it must be one of ours.
+        if claims.audiences.count > 1 || claims.authorizedParty != nil {
             guard let party = claims.authorizedParty, provider.clientIDs.contains(party) else {
-                throw IdentityError.tokenInvalid("the token has several audiences and no azp among this tenant's client ids")
+                throw IdentityError.tokenInvalid("azp is not one of this tenant's client ids for \(provider.name)")
             }
         }
         let seconds = now.timeIntervalSince1970
@@ -114,7 +125,14 @@ struct IDTokenVerifier: Sendable {
         return VerifiedIDToken(
             subject: subject, clientID: audience, email: claims.email.flatMap { $0.utf8.count <= 320 ? $0 : nil },
             name: claims.name, issuedAt: Date(timeIntervalSince1970: issuedAt),
-            expiresAt: Date(timeIntervalSince1970: expiresAt), tokenHash: Tokens.sha256(token))
+            expiresAt: Date(timeIntervalSince1970: expiresAt),
+            tokenHash: Tokens.sha256(String(token[..<(token.lastIndex(of: ".") ?? token.endIndex)])))
+    }
+
+    /// Text from the token as refusals and logs may show it: at most 64 printable ASCII characters.
+    static func shown(_ text: String) -> String {
+        let printable = text.unicodeScalars.prefix(64).map { (0x20...0x7E).contains($0.value) ? Character($0) : "?" }
+        return String(printable) + (text.unicodeScalars.count > 64 ? "…" : "")
     }
 }
 
@@ -123,6 +141,7 @@ struct IDTokenVerifier: Sendable {
 struct JOSEHeader {
     let algorithm: String
     let keyID: String?
+    let type: String?
 
     init(token: String) throws {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
@@ -133,5 +152,6 @@ struct JOSEHeader {
         if object["crit"] != nil { throw IdentityError.tokenInvalid("the token's header has critical extensions (crit)") }
         self.algorithm = algorithm
         keyID = object["kid"] as? String
+        type = object["typ"] as? String
     }
 }

@@ -26,21 +26,30 @@ struct IDTokenFields: Sendable {
     }
 }
 
-/// `POST /v1/auth/id-token` and `POST /v1/me/identities`: an ID token, optionally the
-/// username a new account should take and (Apple) the authorization code that came with it.
+/// `POST /v1/auth/id-token` and `POST /v1/me/identities`: an ID token and (Apple) the
+/// authorization code that came with it; for sign-in, the username a new account should
+/// take; for linking, what confirms the change (`confirm`: the password or another ID token).
 struct IDTokenBody: RequestBody {
-    struct Rules: Sendable {
-        /// Linking takes no username: the account has one.
-        let allowsUsername: Bool
+    enum Rules: Sendable {
+        case signIn
+        case link
     }
 
     let token: IDTokenFields
     let username: String?
     let authorizationCode: String?
+    /// Linking only; absent, it confirms nothing (enough for a guest only).
+    let confirmation: Confirmation
 
     init?(reading body: inout JSONObjectReader, rules: Rules) {
         let token = IDTokenFields.read(from: &body)
-        username = rules.allowsUsername ? body.string("username", required: false) : nil
+        username = rules == .signIn ? body.string("username", required: false) : nil
+        var confirmation = Confirmation(password: nil, idToken: nil)
+        if rules == .link, var nested = body.object("confirm", required: false) {
+            confirmation = Confirmation.read(from: &nested)
+            body.absorb(nested)
+        }
+        self.confirmation = confirmation
         authorizationCode = body.string("authorization_code", required: false)
         if let username, let problem = AccountRules.usernameProblem(username) { body.fail("username", problem) }
         if let code = authorizationCode, code.isEmpty || code.utf8.count > 1024 {

@@ -27,19 +27,21 @@ struct IdentityController {
         var request = request
         let tenant = try await accounts.tenants.active(named: request.headers[.xTenant], logger: context.logger)
         context.tenantTag.set(tenant.slug)
-        let body = try await request.decode(IDTokenBody.self, rules: .init(allowsUsername: true), context: context, limit: bodyLimit)
+        let body = try await request.decode(IDTokenBody.self, rules: .signIn, context: context, limit: bodyLimit)
         let (provider, token) = try await identities.verify(
             tenantID: tenant.id, provider: body.token.provider, idToken: body.token.idToken, nonce: body.token.nonce, logger: context.logger)
-        let appleToken = await identities.sealedAppleToken(
-            code: body.authorizationCode, provider: provider, token: token, tenantID: tenant.id, logger: context.logger)
         // Two first sign-ins of one identity at once (a double tap) both find no account; the
         // second's link then clashes with the first's. Its second attempt signs in to that
         // account. A derived username taken meanwhile is likewise chosen afresh.
         for attempt in 1...2 {
             do {
-                return try await signIn(
-                    body, provider: provider, token: token, appleToken: appleToken, tenant: tenant,
-                    userAgent: request.headers[.userAgent], context: context)
+                let response = try await signIn(
+                    body, provider: provider, token: token, tenant: tenant, userAgent: request.headers[.userAgent], context: context)
+                // Only once the sign-in stands: Apple's code is good once, and a refused sign-in
+                // (a taken username, a replay) must leave it unspent.
+                await identities.keepAppleToken(
+                    code: body.authorizationCode, provider: provider, token: token, tenantID: tenant.id, logger: context.logger)
+                return response
             } catch IdentityError.identityTaken where attempt == 1 {
             } catch AccountError.usernameTaken where attempt == 1 && body.username == nil {
             }
@@ -48,8 +50,8 @@ struct IdentityController {
     }
 
     private func signIn(
-        _ body: IDTokenBody, provider: IdentityProvider, token: VerifiedIDToken, appleToken: [UInt8]?, tenant: Tenant,
-        userAgent: String?, context: AppRequestContext
+        _ body: IDTokenBody, provider: IdentityProvider, token: VerifiedIDToken, tenant: Tenant, userAgent: String?,
+        context: AppRequestContext
     ) async throws -> EditedResponse<TokenResponse> {
         let store = identities.store
         let (response, created) = try await accounts.pool.withTenantTransaction(tenant.id, logger: context.logger) { connection in
@@ -68,9 +70,6 @@ struct IdentityController {
                 user = try await accounts.users.create(tenantID: tenant.id, username: username, email: nil, passwordHash: nil, on: connection)
                 try await store.link(tenantID: tenant.id, userID: user.id, provider: provider.name, token: token, on: connection)
                 created = true
-            }
-            if let appleToken {
-                try await store.storeAppleToken(tenantID: tenant.id, subject: token.subject, sealed: appleToken, on: connection)
             }
             let tokens = try await accounts.sessions.create(tenantID: tenant.id, userID: user.id, userAgent: userAgent, on: connection)
             return (TokenResponse(user: user, tokens: tokens), created)
@@ -95,15 +94,16 @@ struct IdentityController {
         return EditedResponse(status: .created, response: response)
     }
 
-    /// Adds a sign-in method to the caller's account (`201`; `200` when it was linked already).
+    /// Adds a sign-in method to the caller's account (`201`; `200` when it was linked already),
+    /// confirmed as a password change is: a stolen access token must not add a way in.
     @Sendable func link(_ request: Request, context: AppRequestContext) async throws -> EditedResponse<Me> {
         var request = request
         let identity = try context.requireIdentity()
-        let body = try await request.decode(IDTokenBody.self, rules: .init(allowsUsername: false), context: context, limit: bodyLimit)
+        let body = try await request.decode(IDTokenBody.self, rules: .link, context: context, limit: bodyLimit)
+        try await accounts.confirm(identity, with: body.confirmation, context: context)
         let (provider, token) = try await identities.verify(
-            tenantID: identity.tenantID, provider: body.token.provider, idToken: body.token.idToken, nonce: body.token.nonce, logger: context.logger)
-        let appleToken = await identities.sealedAppleToken(
-            code: body.authorizationCode, provider: provider, token: token, tenantID: identity.tenantID, logger: context.logger)
+            tenantID: identity.tenantID, provider: body.token.provider, idToken: body.token.idToken, nonce: body.token.nonce,
+            logger: context.logger)
         let store = identities.store
         let (me, created) = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             guard try await store.spend(tenantID: identity.tenantID, token: token, on: connection) else {
@@ -115,23 +115,25 @@ struct IdentityController {
             case .some: throw IdentityError.identityTaken
             case nil: try await store.link(tenantID: identity.tenantID, userID: identity.userID, provider: provider.name, token: token, on: connection)
             }
-            if let appleToken {
-                try await store.storeAppleToken(tenantID: identity.tenantID, subject: token.subject, sealed: appleToken, on: connection)
-            }
             guard var me = try await accounts.users.me(tenantID: identity.tenantID, id: identity.userID, on: connection) else {
                 throw AccountError.sessionEnded
             }
             me.identities = try await store.identities(tenantID: identity.tenantID, userID: identity.userID, on: connection)
             return (me, owner == nil)
         }
+        await identities.keepAppleToken(
+            code: body.authorizationCode, provider: provider, token: token, tenantID: identity.tenantID, logger: context.logger)
         return EditedResponse(status: created ? .created : .ok, response: me)
     }
 
-    /// Removes a sign-in method, unless it is the account's last; Apple's token is revoked.
+    /// Removes a sign-in method, confirmed, unless it is the account's last; Apple's token is revoked.
     @Sendable func unlink(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
+        var request = request
         let identity = try context.requireIdentity()
         let provider = try context.parameters.require("provider")
+        let body = try await request.decode(ConfirmationBody.self, context: context, limit: bodyLimit)
         guard IdentityProvider.nameProblem(provider) == nil else { throw IdentityError.notLinked }
+        try await accounts.confirm(identity, with: body.confirmation, context: context)
         let store = identities.store
         let appleToken = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             // Locks the user's row: two unlinks at once cannot both pass the last-method check.
@@ -157,7 +159,7 @@ struct IdentityController {
             }
             return chosen
         }
-        let candidates = UsernameCandidates.derived(name: token.name, email: token.email)
+        let candidates = UsernameCandidates.derived(name: token.name)
         return try await store.firstFreeUsername(tenantID: tenantID, candidates: candidates, on: connection)
             ?? UsernameCandidates.random(prefix: "user-")
     }

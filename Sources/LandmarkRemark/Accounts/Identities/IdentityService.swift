@@ -46,22 +46,25 @@ struct IdentityService: Sendable {
         }
     }
 
-    /// Exchanges an Apple authorization code for a refresh token, sealed for storage. Best
-    /// effort: sign-in does not fail because Apple or the setup cannot do this (it is logged).
-    func sealedAppleToken(code: String?, provider: IdentityProvider, token: VerifiedIDToken, tenantID: Int64, logger: Logger) async -> [UInt8]? {
-        guard let code else { return nil }
+    /// Exchanges an Apple authorization code for a refresh token and keeps it, sealed, with the
+    /// identity (called once the sign-in or link has committed). Best effort: sign-in does not
+    /// fail because Apple or the setup cannot do this (it is logged).
+    func keepAppleToken(code: String?, provider: IdentityProvider, token: VerifiedIDToken, tenantID: Int64, logger: Logger) async {
+        guard let code else { return }
         guard provider.name == "apple", let account = provider.apple, let secrets else {
             logger.notice(
                 "authorization_code ignored: the tenant has no Apple key, or the service no LR_DATA_KEY",
                 metadata: ["provider": "\(provider.name)"])
-            return nil
+            return
         }
         do {
             let refreshToken = try await apple.exchange(code: code, clientID: token.clientID, account: account)
-            return secrets.seal(Array(refreshToken.utf8), binding: Self.binding(tenantID: tenantID, subject: token.subject))
+            let sealed = secrets.seal(Array(refreshToken.utf8), binding: Self.binding(tenantID: tenantID, subject: token.subject))
+            try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+                try await store.storeAppleToken(tenantID: tenantID, subject: token.subject, sealed: sealed, on: connection)
+            }
         } catch {
             logger.warning("Apple authorization code exchange failed", metadata: ["error": "\(error)"])
-            return nil
         }
     }
 

@@ -49,11 +49,13 @@ struct IdentityStore: Sendable {
         }
     }
 
-    /// Records the token as used; false when it was used before (a replay).
+    /// Records the token as used; false when it was used before (a replay). Kept five minutes
+    /// past `exp`: the verifier allows a minute of skew by the service's clock, the purge
+    /// goes by the database's.
     func spend(tenantID: Int64, token: VerifiedIDToken, on connection: PostgresConnection) async throws -> Bool {
         let rows = try await connection.query("""
             INSERT INTO id_token_uses (tenant_id, token_hash, expires_at)
-            VALUES (\(tenantID), \(PostgresBytes(token.tokenHash)), \(token.expiresAt))
+            VALUES (\(tenantID), \(PostgresBytes(token.tokenHash)), \(token.expiresAt.addingTimeInterval(300)))
             ON CONFLICT DO NOTHING
             RETURNING 1
             """)
@@ -115,16 +117,19 @@ struct IdentityStore: Sendable {
         }
     }
 
-    /// The ways the account can sign in again: whether it has a password, and its identities' providers.
+    /// The ways the account can sign in again: whether it has a password, and its identities'
+    /// providers. Locks the user's row first, and reads the identities in a statement of their
+    /// own after it: a statement's snapshot is taken before it waits for a lock, so reading
+    /// both at once would let two unlinks at once each see the other's identity still there.
     func signInMethods(tenantID: Int64, userID: Int64, on connection: PostgresConnection) async throws -> (hasPassword: Bool, providers: [String]) {
         let rows = try await connection.query("""
-            SELECT u.password_hash IS NOT NULL,
-                   ARRAY(SELECT i.provider FROM user_identities i WHERE i.tenant_id = u.tenant_id AND i.user_id = u.id ORDER BY 1)
-            FROM users u WHERE u.tenant_id = \(tenantID) AND u.id = \(userID)
-            FOR UPDATE
+            SELECT password_hash IS NOT NULL FROM users WHERE tenant_id = \(tenantID) AND id = \(userID) FOR UPDATE
             """)
         guard let row = rows.first else { throw AccountError.sessionEnded }
-        return try row.decode((Bool, [String]).self)
+        let providers = try await connection.query("""
+            SELECT provider FROM user_identities WHERE tenant_id = \(tenantID) AND user_id = \(userID) ORDER BY provider
+            """)
+        return (try row.decode(Bool.self, column: 0), try providers.map { try $0.decode(String.self, column: 0) })
     }
 
     /// Removes the identity; returns its Apple token, if one was kept, for revoking.

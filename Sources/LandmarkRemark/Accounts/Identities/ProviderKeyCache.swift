@@ -10,14 +10,19 @@ import NIOCore
 /// it be fetched again, at most once a minute per URL; and when the provider cannot be
 /// reached the last good set stays in use. Concurrent callers share one fetch.
 actor ProviderKeyCache {
-    /// One fetched set: the keys by id, and the same keys ready for jwt-kit.
-    struct KeySet: Sendable {
-        let byID: [String: JWK]
+    /// One signing key, and a jwt-kit collection holding it alone.
+    struct Key: Sendable {
+        let jwk: JWK
         let collection: JWTKeyCollection
     }
 
+    /// One fetched set: the keys by id.
+    struct KeySet: Sendable {
+        let byID: [String: Key]
+    }
+
     enum Lookup: Sendable {
-        case found(JWK, KeySet)
+        case found(Key)
         /// The set (fresh, or refetched just now) has no key with that id.
         case unknownKey
     }
@@ -25,6 +30,9 @@ actor ProviderKeyCache {
     private struct Entry {
         var keys: KeySet?
         var freshUntil = ContinuousClock.now
+        /// The set is not used past this even when the provider cannot be reached: a key it
+        /// withdrew (compromised) must stop verifying some time.
+        var usableUntil = ContinuousClock.now
         var lastUnknownKeyRefetch: ContinuousClock.Instant?
         /// After a failed fetch, no new attempt before this: a provider that is down is not
         /// asked again for every sign-in.
@@ -42,6 +50,8 @@ actor ProviderKeyCache {
     private let settings: IdentitySettings
     private static let maximumBytes = 512 * 1024
     private static let quietAfterFailure: Duration = .seconds(10)
+    /// How long past its freshness a set serves while the provider is unreachable.
+    static let staleLimit: Duration = .seconds(24 * 3600)
 
     init(client: HTTPClient, settings: IdentitySettings) {
         self.client = client
@@ -52,24 +62,29 @@ actor ProviderKeyCache {
         let now = ContinuousClock.now
         let entry = entries[url] ?? Entry()
         let quiet = entry.quietUntil.map { now < $0 } ?? false
-        if let keys = entry.keys, now < entry.freshUntil || quiet {
-            if let key = keys.byID[id] { return .found(key, keys) }
+        if let keys = entry.keys, now < entry.freshUntil || (quiet && now < entry.usableUntil) {
+            if let key = keys.byID[id] { return .found(key) }
             let mayRefetch = !quiet && (entry.lastUnknownKeyRefetch.map { now - $0 >= settings.unknownKeyRefetchInterval } ?? true)
             guard mayRefetch else { return .unknownKey }
             entries[url, default: Entry()].lastUnknownKeyRefetch = now
-            logger.info("identity provider key unknown; fetching the keys again", metadata: ["kid": "\(id)", "keys_url": "\(url)"])
+            logger.info(
+                "identity provider key unknown; fetching the keys again",
+                metadata: ["kid": "\(IDTokenVerifier.shown(id))", "keys_url": "\(url)"])
             guard let refreshed = try? await refresh(url, logger: logger) else { return .unknownKey }
-            return refreshed.byID[id].map { .found($0, refreshed) } ?? .unknownKey
+            return refreshed.byID[id].map { .found($0) } ?? .unknownKey
         }
         let keys: KeySet
         do {
             keys = try await refresh(url, logger: logger)
         } catch {
-            // The provider is down or answered nonsense: the last good set, if any, still serves.
-            guard let previous = entries[url]?.keys else { throw Unavailable(description: "\(error)") }
+            // The provider is down or answered nonsense: the last good set, if any, still serves
+            // (for a day past its freshness at most).
+            guard let previous = entries[url]?.keys, let limit = entries[url]?.usableUntil, now < limit else {
+                throw Unavailable(description: "\(error)")
+            }
             keys = previous
         }
-        return keys.byID[id].map { .found($0, keys) } ?? .unknownKey
+        return keys.byID[id].map { .found($0) } ?? .unknownKey
     }
 
     /// Fetches the set (or joins a fetch under way) and keeps it.
@@ -82,6 +97,7 @@ actor ProviderKeyCache {
             let (keys, lifetime) = try await task.value
             entries[url]?.keys = keys
             entries[url]?.freshUntil = .now + lifetime
+            entries[url]?.usableUntil = .now + lifetime + Self.staleLimit
             entries[url]?.quietUntil = nil
             return keys
         } catch {
@@ -114,18 +130,18 @@ actor ProviderKeyCache {
         guard let document = try JSONSerialization.jsonObject(with: data) as? [String: Any],
             let keys = document["keys"] as? [Any]
         else { throw Unavailable(description: "key URL served no JWKS (an object with \"keys\")") }
-        let collection = JWTKeyCollection()
-        var byID: [String: JWK] = [:]
+        var byID: [String: Key] = [:]
         for case let object as [String: Any] in keys {
             if let use = object["use"] as? String, use != "sig" { continue }
+            let collection = JWTKeyCollection()
             guard let raw = try? JSONSerialization.data(withJSONObject: object),
                 let jwk = try? JSONDecoder().decode(JWK.self, from: raw),
                 let kid = jwk.keyIdentifier?.string, byID[kid] == nil,
                 (try? await collection.add(jwk: jwk)) != nil
             else { continue }
-            byID[kid] = jwk
+            byID[kid] = Key(jwk: jwk, collection: collection)
         }
-        return KeySet(byID: byID, collection: collection)
+        return KeySet(byID: byID)
     }
 }
 

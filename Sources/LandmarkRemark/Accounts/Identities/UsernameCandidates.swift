@@ -1,13 +1,14 @@
 import Credentials
 
-/// Usernames for accounts that did not choose one: from the token's name or email (Apple
-/// gives a name only once, so the app may pass `username` instead), or generated for guests.
+/// Usernames for accounts that did not choose one: from the token's `name` (Apple gives a
+/// name only once, to the app, which may pass `username` instead), or random. Never from the
+/// email: usernames are public (`GET /v1/users/{username}`, every note's author), and an
+/// email's local part is often someone's address book entry for them.
 enum UsernameCandidates {
-    /// The name (or email's local part) folded to the username alphabet, then the same with
-    /// random digits in case it is taken, then a random `user-…`.
-    static func derived(name: String?, email: String?) -> [String] {
-        let source = [name, email.map { String($0.prefix { $0 != "@" }) }].compactMap { $0 }.first { !fold($0).isEmpty }
-        let base = source.map(fold) ?? ""
+    /// The name folded to the username alphabet, then the same with random digits in case it
+    /// is taken, then a random `user-…`.
+    static func derived(name: String?) -> [String] {
+        let base = name.map(fold) ?? ""
         guard base.count >= 3 else { return [random(prefix: "user-")] }
         return alternatives(to: String(base.prefix(32)))
     }
