@@ -77,14 +77,16 @@ struct IdentityController {
         return EditedResponse(status: created ? .created : .ok, response: response)
     }
 
-    /// A guest account: a generated username, no password; a few per client address per hour.
+    /// A guest account: a generated username, no password; a few per client address per hour
+    /// (IPv6 by its /64, as failed logins are counted).
     @Sendable func guest(_ request: Request, context: AppRequestContext) async throws -> EditedResponse<TokenResponse> {
         let tenant = try await accounts.tenants.active(named: request.headers[.xTenant], logger: context.logger)
         context.tenantTag.set(tenant.slug)
         guard tenant.guestsEnabled else { throw IdentityError.guestsDisabled }
         let userAgent = request.headers[.userAgent]
         let response = try await accounts.pool.withTenantTransaction(tenant.id, logger: context.logger) { connection in
-            let (count, secondsLeft) = try await identities.store.countGuest(tenantID: tenant.id, address: context.clientAddress, on: connection)
+            let (count, secondsLeft) = try await identities.store.countGuest(
+                tenantID: tenant.id, address: LoginThrottle.addressKey(context.clientAddress), on: connection)
             guard count <= guestsPerAddressPerHour else { throw IdentityError.tooManyGuests(retryAfter: max(1, secondsLeft)) }
             let user = try await accounts.users.create(
                 tenantID: tenant.id, username: UsernameCandidates.guest(), email: nil, passwordHash: nil, guest: true, on: connection)
