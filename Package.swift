@@ -2,8 +2,8 @@
 import PackageDescription
 
 // The server builds on Linux only: `CEpoll` wraps epoll and eventfd, which macOS lacks, so no
-// `platforms` entry claims otherwise. (A client library, when there is one, gets a package of
-// its own.)
+// `platforms` entry claims otherwise. The client library for apps is a package of its own
+// (clients/LandmarkRemarkClient), which the tests use by path.
 let package = Package(
     name: "landmark-remark",
     products: [
@@ -22,6 +22,11 @@ let package = Package(
         // Sign-in with ID tokens: JWS verification (jwt-kit) and fetching providers' keys.
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // The Swift client for apps, a package of its own; the tests run it against the service.
+        .package(path: "clients/LandmarkRemarkClient"),
+        // The client's tests wrap its transport (a refresh held back, a racing sign-out).
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
@@ -108,6 +113,9 @@ let package = Package(
             dependencies: [
                 "LandmarkRemark",
                 "IdentityProviderFake",
+                .product(name: "LandmarkRemarkClient", package: "LandmarkRemarkClient"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

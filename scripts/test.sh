@@ -53,3 +53,13 @@ if [ $# -eq 0 ]; then scripts/test-integration.sh; fi
 # And property-based fuzzing of every operation against the OpenAPI document
 # (its own cluster and service; a bounded number of examples, FUZZ_MAX_EXAMPLES).
 if [ $# -eq 0 ]; then scripts/fuzz.sh; fi
+# The Swift client for apps: its generated code matches the contract, and it builds as a
+# package of its own, without the server's dependencies (its tests ran with `swift test`).
+if [ $# -eq 0 ]; then
+    scripts/generate-client.sh --check
+    swift build --package-path clients/LandmarkRemarkClient
+    if swift package --package-path clients/LandmarkRemarkClient show-dependencies | grep -Eqi 'hummingbird|jwt-kit|postgres'; then
+        echo "the Swift client depends on the server's packages" >&2
+        exit 1
+    fi
+fi

@@ -1,0 +1,302 @@
+import Foundation
+import HummingbirdTesting
+import OpenAPIAsyncHTTPClient
+import IdentityProviderFake
+import LandmarkRemark
+import LandmarkRemarkClient
+import Postgres
+import Testing
+
+/// The Swift client against the real service on a real socket: what an app does, and what a
+/// bad network does to it.
+@Suite(.timeLimit(.minutes(3))) struct ClientTests {
+    @Test func theWholeStoryOfAnApp() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            try await withLiveApp(IdentityTest.trusting(idp)) { _, port in
+                let remark = ClientTest.client(port: port, tenant: tenant)
+                var states = await remark.authState().makeAsyncIterator()
+                #expect(await states.next() == .signedOut)
+
+                let alice = try await remark.signUp(username: "alice", password: "correct horse battery")
+                #expect(await states.next() == .signedIn(alice))
+                let here = Coordinate(latitude: -33.8568, longitude: 151.2153)
+
+                // Another user, live: alice follows events while bob writes.
+                let bob = ClientTest.client(port: port, tenant: tenant)
+                try await bob.signUp(username: "bob", password: "another fine passphrase")
+                let events = remark.events(position: InMemoryEventPositionStore(try await ClientTest.currentEventID()))
+                var eventIterator = events.makeAsyncIterator()
+
+                let saved = try await remark.createNote("Best view of the bridge from these steps", at: here)
+                #expect(saved.note.isMine && saved.etag != nil)
+                let bobs = try await bob.createNote("Coffee by the ferry wharf", at: Coordinate(latitude: -33.8610, longitude: 151.2108))
+                let far = try await bob.createNote("Coffee in Melbourne", at: Coordinate(latitude: -37.8136, longitude: 144.9631))
+
+                // Nearest 50 within 10 km, each with its distance.
+                let nearby = try await remark.notesPage(NoteQuery(near: here, radiusMeters: 10_000, pageSize: 50))
+                #expect(nearby.items.map(\.id) == [saved.note.id, bobs.note.id])
+                #expect(nearby.items.first?.distanceMeters == 0)
+                #expect((nearby.items.last?.distanceMeters ?? 0) > 500)
+                // Search by text, by username, and mine or others'.
+                var found: [String] = []
+                for try await note in remark.notes(NoteQuery(near: here, text: "coffee")) { found.append(note.id) }
+                #expect(found == [bobs.note.id, far.note.id])
+                let byName = try await remark.notesPage(NoteQuery(text: "bob", searchIn: .username))
+                #expect(Set(byName.items.map(\.id)) == [bobs.note.id, far.note.id])
+                #expect(try await remark.notesPage(NoteQuery(author: .me)).items.map(\.id) == [saved.note.id])
+                var bobsNotes = 0
+                for try await _ in remark.notes(by: "bob") { bobsNotes += 1 }
+                #expect(bobsNotes == 2)
+                let clusters = try await remark.clusters(in: BoundingBox(west: 140, south: -40, east: 155, north: -30), zoom: 3)
+                #expect(clusters.map(\.count).reduce(0, +) == 3)
+
+                // Places.
+                let place = try await remark.createPlace("Harbour steps", at: here)
+                var placeNames: [String] = []
+                for try await nearbyPlace in remark.places(PlaceQuery(near: here, radiusMeters: 1000)) { placeNames.append(nearbyPlace.name) }
+                #expect(placeNames == ["Harbour steps"])
+                #expect(try await remark.renamePlace(id: place.id, to: "Harbour stairs").name == "Harbour stairs")
+
+                // Events: bob's notes arrived, alice's own too.
+                var created: [String] = []
+                while created.count < 3, let event = try await eventIterator.next() {
+                    if case .noteCreated(let note) = event { created.append(note.id) }
+                }
+                #expect(created == [saved.note.id, bobs.note.id, far.note.id])
+
+                let me = try await remark.me()
+                #expect(me.username == "alice" && me.noteCount == 1 && me.placeCount == 1 && me.hasPassword)
+                #expect(try await remark.profile(username: "bob").noteCount == 2)
+
+                // An ID token signs in a third user.
+                let carol = ClientTest.client(port: port, tenant: tenant)
+                let signedIn = try await carol.signIn(idToken: try await IdentityTest.token(idp, subject: "carol"), provider: "oidc:test")
+                #expect(signedIn.created)
+                #expect(try await carol.me().identities.map(\.provider) == ["oidc:test"])
+
+                await remark.signOut()
+                #expect(await states.next() == .signedOut)
+                await #expect(throws: LandmarkRemarkError.self) { try await remark.me() }
+            }
+        }
+    }
+
+    /// Twenty calls find the access token expired at once: one refresh, and all succeed.
+    @Test func concurrentCallsWithAnExpiredTokenRefreshOnce() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { _, port in
+            let remark = ClientTest.client(port: port, tenant: tenant)
+            try await remark.signUp(username: "dora", password: "correct horse battery")
+            try await ClientTest.expireAccessTokens(of: "dora", tenant: tenant)
+            let names = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<20 { group.addTask { try await remark.me().username } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(names == Array(repeating: "dora", count: 20))
+            #expect(try await ClientTest.refreshTokenCount(of: "dora", tenant: tenant) == 2)
+        }
+    }
+
+    /// A refresh under way when the user signs out: its tokens are dropped, the user stays out.
+    @Test func aRefreshRacingASignOutLeavesTheClientSignedOut() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { _, port in
+            let held = HeldTransport(holding: "refreshTokens")
+            let store = InMemoryTokenStore()
+            let remark = LandmarkRemark(
+                baseURL: URL(string: "http://127.0.0.1:\(port)")!, tenant: tenant, tokenStore: store, transport: held)
+            try await remark.signUp(username: "erin", password: "correct horse battery")
+            try await ClientTest.expireAccessTokens(of: "erin", tenant: tenant)
+            let call = Task { try await remark.me() }
+            await held.gate.waitForArrival()
+            await remark.signOut()
+            await held.gate.open()
+            let outcome = await call.result
+            guard case .failure(LandmarkRemarkError.signedOut) = outcome else {
+                Issue.record("the call should end signed out, not \(outcome)")
+                return
+            }
+            #expect(await remark.currentAuthState == .signedOut)
+            #expect(try await store.load() == nil)
+            // The refresh did happen at the service; the client threw its result away.
+            #expect(try await ClientTest.refreshTokenCount(of: "erin", tenant: tenant) == 2)
+        }
+    }
+
+    /// The service saved the note and answered, but the answer was lost: the client sends the
+    /// same request again with the same Idempotency-Key and gets the same note, saved once.
+    @Test func aLostAnswerToCreatingANoteIsRetriedAndSavesItOnce() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { _, port in
+            let proxy = try TCPProxy(upstreamPort: port)
+            defer { proxy.close() }
+            let remark = ClientTest.client(port: proxy.port, tenant: tenant)
+            try await remark.signUp(username: "fay", password: "correct horse battery")
+            proxy.faults.withLock { $0.dropAnswerTo = "POST /v1/notes " }
+            let note = try await remark.createNote("Saved once", at: Coordinate(latitude: 48.8584, longitude: 2.2945))
+            #expect(proxy.faults.withLock { $0.answersDropped } == 1)
+            #expect(note.note.body == "Saved once")
+            #expect(try await ClientTest.noteCount(of: "fay", tenant: tenant) == 1)
+        }
+    }
+
+    /// The stream's connection is cut three times while 100 notes are written: all 100
+    /// arrive, once each, in order.
+    @Test func anEventStreamCutMidStreamDeliversEverythingOnceInOrder() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({ $0.eventHeartbeat = .seconds(1) }) { _, port in
+            let proxy = try TCPProxy(upstreamPort: port)
+            defer { proxy.close() }
+            proxy.faults.withLock {
+                $0.cutStreamsAfterEvents = 10
+                $0.streamCutsLeft = 3
+            }
+            let reader = ClientTest.client(port: proxy.port, tenant: tenant)
+            try await reader.signUp(username: "gus", password: "correct horse battery")
+            let writer = ClientTest.client(port: port, tenant: tenant)
+            try await writer.signUp(username: "hal", password: "correct horse battery")
+            let position = InMemoryEventPositionStore(try await ClientTest.currentEventID())
+            var events = reader.events(position: position).makeAsyncIterator()
+            let writing = Task {
+                for index in 0..<100 {
+                    try await writer.createNote("note \(index)", at: Coordinate(latitude: 51.5, longitude: -0.12))
+                }
+            }
+            var bodies: [String] = []
+            while bodies.count < 100, let event = try await events.next() {
+                if case .noteCreated(let note) = event { bodies.append(note.body) }
+            }
+            try await writing.value
+            #expect(bodies == (0..<100).map { "note \($0)" })
+            #expect(proxy.faults.withLock { $0.streamsCut } == 3)
+            #expect(await position.load() != nil)
+        }
+    }
+
+    @Test func aStaleEditIsAConflictCarryingTheCurrentNote() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { _, port in
+            let phone = ClientTest.client(port: port, tenant: tenant)
+            try await phone.signUp(username: "ivy", password: "correct horse battery")
+            let original = try await phone.createNote("first", at: Coordinate(latitude: 40.7, longitude: -74.0))
+            let edited = try await phone.updateNote(id: original.note.id, body: "second", ifMatch: original.etag)
+            #expect(edited.etag != original.etag)
+            do {
+                try await phone.updateNote(id: original.note.id, body: "third", ifMatch: original.etag)
+                Issue.record("a stale edit went through")
+            } catch LandmarkRemarkError.conflict(let current) {
+                #expect(current?.body == "second")
+            }
+            do {
+                try await phone.deleteNote(id: original.note.id, ifMatch: original.etag)
+                Issue.record("a stale delete went through")
+            } catch LandmarkRemarkError.conflict(let current) {
+                #expect(current?.body == "second")
+            }
+            try await phone.deleteNote(id: original.note.id, ifMatch: edited.etag)
+        }
+    }
+
+    /// Every code of the API reference's error table is a case of `ProblemCode`, and answers
+    /// become typed problems with their details.
+    @Test func everyProblemCodeMapsToItsCase() async throws {
+        let reference = try String(contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent("docs/api.md"), encoding: .utf8)
+        let table = reference.components(separatedBy: "\n").filter { $0.hasPrefix("| 4") || $0.hasPrefix("| 5") }
+        let codes = table.flatMap { line in
+            line.split(separator: "|")[1...].first { $0.contains("`") }.map { cell in
+                cell.split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            } ?? []
+        }
+        #expect(codes.count >= 26)
+        for code in codes {
+            let mapped = ProblemCode(rawValue: code)
+            if case .other = mapped { Issue.record("\(code) has no case") }
+            #expect(mapped.rawValue == code)
+        }
+        #expect(Set(codes) == Set(ProblemCode.allCases.map(\.rawValue)))
+
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({ $0.identity.guestsPerAddressPerHour = 1 }) { _, port in
+            let remark = ClientTest.client(port: port, tenant: tenant)
+            try await remark.signUp(username: "joe", password: "correct horse battery")
+            do {
+                try await remark.createNote("", at: Coordinate(latitude: 91, longitude: 0))
+                Issue.record("an empty note at latitude 91 was saved")
+            } catch LandmarkRemarkError.api(let problem) {
+                #expect(problem.code == .validationFailed && problem.status == 422)
+                #expect(Set(problem.fieldErrors.map(\.field)) == ["body", "lat"])
+            }
+            do {
+                try await remark.signUp(username: "joe", password: "correct horse battery")
+                Issue.record("a taken username was accepted")
+            } catch LandmarkRemarkError.api(let problem) {
+                #expect(problem.code == .usernameTaken)
+            }
+            let guest = ClientTest.client(port: port, tenant: tenant)
+            try await guest.signInAsGuest()
+            do {
+                try await ClientTest.client(port: port, tenant: tenant).signInAsGuest()
+                Issue.record("a second guest from one address was allowed")
+            } catch LandmarkRemarkError.api(let problem) {
+                #expect(problem.code == .rateLimited && (problem.retryAfter ?? 0) > 0)
+            }
+            // No answer at all is a network error, not an API one.
+            // (AsyncHTTPClient retries a refused connection until the request's deadline: a short one.)
+            let nowhere = LandmarkRemark(
+                baseURL: URL(string: "http://127.0.0.1:9")!, tenant: tenant,
+                transport: AsyncHTTPClientTransport(configuration: .init(timeout: .seconds(1))))
+            do {
+                try await nowhere.signInAsGuest()
+                Issue.record("a closed port answered")
+            } catch LandmarkRemarkError.network {
+            }
+        }
+    }
+
+    @Test func pagingThroughAThousandNotesYieldsEachOnce() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { _, port in
+            let remark = ClientTest.client(port: port, tenant: tenant)
+            try await remark.signUp(username: "kim", password: "correct horse battery")
+            try await TestEnvironment.withOwnerPool { pool in
+                try await pool.query("""
+                    INSERT INTO notes (tenant_id, user_id, body, location)
+                    SELECT u.tenant_id, u.id, 'note ' || i,
+                           ST_SetSRID(ST_MakePoint(-0.12 + (i % 40) * 0.001, 51.5 + (i / 40) * 0.001), 4326)::geography
+                    FROM users u JOIN tenants t ON t.id = u.tenant_id, generate_series(1, 1000) AS i
+                    WHERE t.slug = \(tenant) AND u.username = 'kim'
+                    """)
+            }
+            for query in [NoteQuery(author: .me, pageSize: 37), NoteQuery(near: Coordinate(latitude: 51.51, longitude: -0.1), pageSize: 200)] {
+                var seen: [String] = []
+                var distances: [Double] = []
+                for try await note in remark.notes(query) {
+                    seen.append(note.id)
+                    if let distance = note.distanceMeters { distances.append(distance) }
+                }
+                #expect(seen.count == 1000 && Set(seen).count == 1000)
+                #expect(distances == distances.sorted())
+            }
+        }
+    }
+
+    @Test func boundingBoxesFromMapRegionsWrapTheAntimeridian() async throws {
+        let pacific = BoundingBox(center: Coordinate(latitude: -17, longitude: 178), latitudeDelta: 10, longitudeDelta: 10)
+        #expect(pacific.west == 173 && pacific.east == -177 && pacific.crossesAntimeridian)
+        let world = BoundingBox(center: Coordinate(latitude: 0, longitude: 0), latitudeDelta: 500, longitudeDelta: 400)
+        #expect(world == BoundingBox(west: -180, south: -90, east: 180, north: 90))
+
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { _, port in
+            let remark = ClientTest.client(port: port, tenant: tenant)
+            try await remark.signUp(username: "lee", password: "correct horse battery")
+            let fiji = try await remark.createNote("Fiji", at: Coordinate(latitude: -17.7, longitude: 178.4))
+            let samoa = try await remark.createNote("Samoa, across the line", at: Coordinate(latitude: -13.8, longitude: -172.1))
+            _ = try await remark.createNote("Sydney, outside", at: Coordinate(latitude: -33.9, longitude: 151.2))
+            let inView = try await remark.notesPage(NoteQuery(bbox: BoundingBox(center: Coordinate(latitude: -15, longitude: 179), latitudeDelta: 10, longitudeDelta: 20)))
+            #expect(Set(inView.items.map(\.id)) == [fiji.note.id, samoa.note.id])
+        }
+    }
+}

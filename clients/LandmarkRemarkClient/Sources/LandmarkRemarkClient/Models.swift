@@ -1,0 +1,163 @@
+import Foundation
+import LandmarkRemarkAPI
+
+/// A point in WGS 84 degrees.
+public struct Coordinate: Sendable, Hashable, Codable {
+    public var latitude: Double
+    public var longitude: Double
+
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+}
+
+/// A signed-in user's account as the token answer gives it.
+public struct User: Sendable, Hashable, Codable, Identifiable {
+    public let id: String
+    public let username: String
+    public let email: String?
+    public let createdAt: Date
+
+    init(_ user: Components.Schemas.User) {
+        (id, username, email, createdAt) = (user.id, user.username, user.email, user.created_at)
+    }
+}
+
+/// Another user, as notes and places name them.
+public struct Author: Sendable, Hashable, Identifiable {
+    public let id: String
+    public let username: String
+}
+
+public enum Visibility: String, Sendable, Hashable, CaseIterable {
+    case `public`
+    case `private`
+
+    var schema: Components.Schemas.Visibility { self == .public ? ._public : ._private }
+    init(_ value: Components.Schemas.Visibility) { self = value == ._public ? .public : .private }
+}
+
+/// A note at a place on the map.
+public struct Note: Sendable, Hashable, Identifiable {
+    public let id: String
+    public let body: String
+    public let coordinate: Coordinate
+    public let author: Author
+    /// Whether the signed-in user wrote it (and so may edit and delete it).
+    public let isMine: Bool
+    public let visibility: Visibility
+    public let placeID: String?
+    public let createdAt: Date
+    public let updatedAt: Date
+    /// Metres from the query's `near`, when it had one.
+    public let distanceMeters: Double?
+
+    init(_ note: Components.Schemas.Note) {
+        id = note.id
+        body = note.body
+        coordinate = Coordinate(latitude: note.lat, longitude: note.lng)
+        author = Author(id: note.author.id, username: note.author.username)
+        isMine = note.is_mine
+        visibility = Visibility(note.visibility)
+        placeID = note.place_id
+        createdAt = note.created_at
+        updatedAt = note.updated_at
+        distanceMeters = note.distance_m
+    }
+}
+
+/// A note with its version, for edits that must not overwrite someone else's (`If-Match`).
+public struct VersionedNote: Sendable, Hashable {
+    public let note: Note
+    /// The `ETag` to send back with an edit; nil if the service sent none.
+    public let etag: String?
+}
+
+/// A named place: a default one curated by the operator, or a custom one a user added.
+public struct Place: Sendable, Hashable, Identifiable {
+    public enum Kind: String, Sendable, Hashable {
+        case `default`
+        case custom
+    }
+
+    public let id: String
+    public let name: String
+    public let coordinate: Coordinate
+    public let kind: Kind
+    public let createdBy: Author?
+    public let noteCount: Int
+    public let createdAt: Date
+    public let distanceMeters: Double?
+
+    init(_ place: Components.Schemas.Place) {
+        id = place.id
+        name = place.name
+        coordinate = Coordinate(latitude: place.lat, longitude: place.lng)
+        kind = place.kind == ._default ? .default : .custom
+        createdBy = place.created_by.map { Author(id: $0.id, username: $0.username) }
+        noteCount = place.note_count
+        createdAt = place.created_at
+        distanceMeters = place.distance_m
+    }
+}
+
+/// Notes grouped on the map when zoomed out.
+public struct Cluster: Sendable, Hashable {
+    public let coordinate: Coordinate
+    public let count: Int
+    /// The note itself when the cluster holds one.
+    public let noteID: String?
+
+    init(_ cluster: Components.Schemas.Cluster) {
+        coordinate = Coordinate(latitude: cluster.lat, longitude: cluster.lng)
+        count = cluster.count
+        noteID = cluster.note_id?.value1
+    }
+}
+
+/// One page of a list, and the cursor of the next (nil on the last).
+public struct Page<Item: Sendable>: Sendable {
+    public let items: [Item]
+    public let nextCursor: String?
+}
+
+/// The signed-in user's own account.
+public struct Me: Sendable, Hashable {
+    public struct Identity: Sendable, Hashable {
+        public let provider: String
+        public let email: String?
+        public let linkedAt: Date
+    }
+
+    public let id: String
+    public let username: String
+    public let email: String?
+    public let createdAt: Date
+    public let isGuest: Bool
+    public let hasPassword: Bool
+    public let identities: [Identity]
+    public let noteCount: Int
+    public let placeCount: Int
+
+    init(_ me: Components.Schemas.Me) {
+        id = me.id
+        username = me.username
+        email = me.email
+        createdAt = me.created_at
+        isGuest = me.guest
+        hasPassword = me.has_password
+        identities = me.identities.map { Identity(provider: $0.provider, email: $0.email, linkedAt: $0.linked_at) }
+        noteCount = me.note_count
+        placeCount = me.place_count
+    }
+}
+
+/// Another user's public profile.
+public struct Profile: Sendable, Hashable {
+    public let id: String
+    public let username: String
+    public let createdAt: Date
+    /// Public notes only.
+    public let noteCount: Int
+}
