@@ -299,4 +299,52 @@ import Testing
             #expect(Set(inView.items.map(\.id)) == [fiji.note.id, samoa.note.id])
         }
     }
+
+    /// The service ended the session (an operator, a reused refresh token): the next call
+    /// finds the refresh refused, and the client is signed out.
+    @Test func aSessionEndedByTheServiceSignsTheClientOut() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { _, port in
+            let store = InMemoryTokenStore()
+            let remark = LandmarkRemark(baseURL: URL(string: "http://127.0.0.1:\(port)")!, tenant: tenant, tokenStore: store)
+            try await remark.signUp(username: "max", password: "correct horse battery")
+            var states = await remark.authState().makeAsyncIterator()
+            #expect(await states.next() != .signedOut)
+            try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.end_user_sessions(\(tenant), 'max')") }
+            do {
+                _ = try await remark.me()
+                Issue.record("an ended session still answered")
+            } catch LandmarkRemarkError.signedOut {
+            }
+            #expect(await states.next() == .signedOut)
+            #expect(try await store.load() == nil)
+        }
+    }
+
+    /// A guest keeps its notes when it sets a password; a guest deletes itself without
+    /// confirmation, a full account with it.
+    @Test func guestsUpgradeAndAccountsAreDeleted() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { _, port in
+            let remark = ClientTest.client(port: port, tenant: tenant)
+            let guest = try await remark.signInAsGuest()
+            #expect(try await remark.me().isGuest)
+            try await remark.createNote("kept", at: Coordinate(latitude: 1, longitude: 1))
+            let upgraded = try await remark.setPassword("no longer a guest 7", confirmedBy: .none)
+            #expect(!upgraded.isGuest && upgraded.hasPassword && upgraded.noteCount == 1)
+            try await remark.updateEmail("guest@example.org")
+            do {
+                try await remark.deleteAccount(confirmedBy: .password("wrong one entirely"))
+                Issue.record("a wrong password deleted the account")
+            } catch LandmarkRemarkError.api(let problem) {
+                #expect(problem.code == .invalidCredentials)
+            }
+            try await remark.deleteAccount(confirmedBy: .password("no longer a guest 7"))
+            #expect(await remark.currentAuthState == .signedOut)
+            let again = ClientTest.client(port: port, tenant: tenant)
+            await #expect(throws: LandmarkRemarkError.self) {
+                try await again.logIn(username: guest.username, password: "no longer a guest 7")
+            }
+        }
+    }
 }

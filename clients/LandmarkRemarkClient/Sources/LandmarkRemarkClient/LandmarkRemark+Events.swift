@@ -59,12 +59,12 @@ extension LandmarkRemark {
                     }
                     try await lifecycle.whileActive {
                         for try await event in ServerSentEvents(body: body) {
-                            guard let decoded = try Self.liveEvent(event) else { continue }
+                            // A keep-alive may carry the stream's position alone: kept all the same.
+                            if let decoded = try Self.liveEvent(event) { continuation.yield(decoded) }
                             if let id = event.id {
                                 await progress.delivered(id)
                                 await position.save(id)
                             }
-                            continuation.yield(decoded)
                         }
                     }
                     // The service ended the stream (shutting down, the session's token expired):
@@ -103,6 +103,7 @@ extension LandmarkRemark {
     }()
 
     static func liveEvent(_ event: ServerSentEvents.Event) throws -> LiveEvent? {
+        guard event.hasData else { return nil }
         let data = Data(event.data.utf8)
         struct Deleted: Decodable { let id: String }
         struct Reset: Decodable { let reason: String }
@@ -147,6 +148,7 @@ struct ServerSentEvents: AsyncSequence {
         var id: String?
         var name: String?
         var data: String
+        var hasData = false
     }
 
     let body: HTTPBody
@@ -165,7 +167,11 @@ struct ServerSentEvents: AsyncSequence {
                     if line.last == UInt8(ascii: "\r") { line.removeLast() }
                     if line.isEmpty {
                         defer { pending = Event(id: nil, name: nil, data: ""); hasData = false }
-                        if hasData { return pending }
+                        // An event, or a position alone (an `id` with no data).
+                        if hasData || pending.id != nil {
+                            pending.hasData = hasData
+                            return pending
+                        }
                         continue
                     }
                     field(String(decoding: line, as: UTF8.self))
