@@ -347,4 +347,42 @@ import Testing
             }
         }
     }
+
+    /// Resuming after more than the service will replay: the stream says `reset` (refetch),
+    /// then goes on live.
+    @Test func aResumeTooFarBackSurfacesAsReset() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({ $0.eventReplayMax = 100 }) { _, port in
+            let remark = ClientTest.client(port: port, tenant: tenant)
+            try await remark.signUp(username: "ned", password: "correct horse battery")
+            let before = try await ClientTest.currentEventID()
+            try await TestEnvironment.withOwnerPool { pool in
+                try await pool.query("""
+                    INSERT INTO notes (tenant_id, user_id, body, location)
+                    SELECT u.tenant_id, u.id, 'missed ' || i, ST_SetSRID(ST_MakePoint(2.35, 48.85), 4326)::geography
+                    FROM users u JOIN tenants t ON t.id = u.tenant_id, generate_series(1, 150) AS i
+                    WHERE t.slug = \(tenant) AND u.username = 'ned'
+                    """)
+            }
+            // A stream resumes against the service's horizon as it was when it connected: wait
+            // until a live stream has seen a note written after the batch, so the horizon is past it.
+            var probe = remark.events(position: InMemoryEventPositionStore(try await ClientTest.currentEventID())).makeAsyncIterator()
+            let marker = try await remark.createNote("marker", at: Coordinate(latitude: 48.85, longitude: 2.35))
+            while let event = try await probe.next() {
+                if case .noteCreated(let note) = event, note.id == marker.note.id { break }
+            }
+            var events = remark.events(position: InMemoryEventPositionStore(before)).makeAsyncIterator()
+            guard case .reset = try await events.next() else {
+                Issue.record("the first event should be a reset, not \(String(describing: try? await events.next()))")
+                return
+            }
+            let live = try await remark.createNote("after the reset", at: Coordinate(latitude: 48.85, longitude: 2.35))
+            while let event = try await events.next() {
+                if case .noteCreated(let note) = event {
+                    #expect(note.id == live.note.id)
+                    break
+                }
+            }
+        }
+    }
 }
