@@ -9,17 +9,20 @@ import UIKit
 final class AppLifecycle: Sendable {
     #if canImport(UIKit) && !os(watchOS)
     private let state = LifecycleState()
-    private let observers: [any NSObjectProtocol]
+    /// Observer tokens, only removed in `deinit`.
+    nonisolated(unsafe) private let observers: [any NSObjectProtocol]
 
     init() {
         let state = self.state
         let center = NotificationCenter.default
+        // Delivered on the main queue, in order; the state is an actor, so each change is sent
+        // there in the order the notifications came.
         observers = [
-            center.addObserver(forName: UIApplication.didEnterBackgroundNotification, object: nil, queue: nil) { _ in
-                Task { await state.set(active: false) }
+            center.addObserver(forName: UIApplication.didEnterBackgroundNotification, object: nil, queue: .main) { _ in
+                state.post(active: false)
             },
-            center.addObserver(forName: UIApplication.willEnterForegroundNotification, object: nil, queue: nil) { _ in
-                Task { await state.set(active: true) }
+            center.addObserver(forName: UIApplication.willEnterForegroundNotification, object: nil, queue: .main) { _ in
+                state.post(active: true)
             },
         ]
     }
@@ -28,17 +31,18 @@ final class AppLifecycle: Sendable {
         for observer in observers { NotificationCenter.default.removeObserver(observer) }
     }
 
-    func waitUntilActive() async { await state.waitUntilActive() }
+    func waitUntilActive() async { await state.wait(untilActive: true) }
 
     /// Runs `work`, cancelling it when the app goes to the background (then throws `CancellationError`).
     func whileActive(_ work: @Sendable @escaping () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await work() }
             group.addTask {
-                await self.state.waitUntilInactive()
+                await self.state.wait(untilActive: false)
+                try Task.checkCancellation()
                 throw CancellationError()
             }
-            try await group.next()
+            _ = try await group.next()
             group.cancelAll()
         }
     }
@@ -50,26 +54,43 @@ final class AppLifecycle: Sendable {
 }
 
 #if canImport(UIKit) && !os(watchOS)
+/// The foreground state and who waits for a change of it. Waits end early when their task is
+/// cancelled, so a stream that stops (or whose connection ended first) never hangs on one.
 private actor LifecycleState {
     private var active = true
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-    private var inactiveWaiters: [CheckedContinuation<Void, Never>] = []
+    private var waiters: [UUID: (wanted: Bool, continuation: CheckedContinuation<Void, Never>)] = [:]
 
-    func set(active: Bool) {
+    /// From the main queue: applied in posting order.
+    nonisolated func post(active: Bool) {
+        Task { await self.set(active: active) }
+    }
+
+    private func set(active: Bool) {
         self.active = active
-        let ready = active ? waiters : inactiveWaiters
-        if active { waiters = [] } else { inactiveWaiters = [] }
-        for waiter in ready { waiter.resume() }
+        for (id, waiter) in waiters where waiter.wanted == active {
+            waiters[id] = nil
+            waiter.continuation.resume()
+        }
     }
 
-    func waitUntilActive() async {
-        if active { return }
-        await withCheckedContinuation { waiters.append($0) }
+    func wait(untilActive wanted: Bool) async {
+        if active == wanted { return }
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled || active == wanted {
+                    continuation.resume()
+                } else {
+                    waiters[id] = (wanted, continuation)
+                }
+            }
+        } onCancel: {
+            Task { await self.cancel(id) }
+        }
     }
 
-    func waitUntilInactive() async {
-        if !active { return }
-        await withCheckedContinuation { inactiveWaiters.append($0) }
+    private func cancel(_ id: UUID) {
+        waiters.removeValue(forKey: id)?.continuation.resume()
     }
 }
 #endif

@@ -59,8 +59,9 @@ extension LandmarkRemark {
                     }
                     try await lifecycle.whileActive {
                         for try await event in ServerSentEvents(body: body) {
-                            // A keep-alive may carry the stream's position alone: kept all the same.
-                            if let decoded = try Self.liveEvent(event) { continuation.yield(decoded) }
+                            // An event this client cannot read (a newer service's) is skipped, not
+                            // fetched again forever; a keep-alive may carry the position alone.
+                            if let decoded = try? Self.liveEvent(event) { continuation.yield(decoded) }
                             if let id = event.id {
                                 await progress.delivered(id)
                                 await position.save(id)

@@ -8,12 +8,16 @@ extension LandmarkRemark {
     static let createAttempts = 4
 
     /// Saves a note at `coordinate`. Sends an `Idempotency-Key` and retries a request that got
-    /// no answer (or a `503`) with the same key: a flaky network never saves it twice.
+    /// no answer (or a `503`) with the same key: a flaky network never saves it twice. Pass your
+    /// own `idempotencyKey` (kept with a draft in an outbox) to make retries after a relaunch
+    /// safe too: the service replays the first answer for 24 hours.
     @discardableResult
     public func createNote(
-        _ body: String, at coordinate: Coordinate, visibility: Visibility = .public, placeID: String? = nil
+        _ body: String, at coordinate: Coordinate, visibility: Visibility = .public, placeID: String? = nil,
+        idempotencyKey key: String = UUID().uuidString
     ) async throws -> VersionedNote {
-        let key = UUID().uuidString
+        // Keys are per user: a retry after someone else signed in would save it as theirs.
+        let user = await session.signedInGeneration
         let request = Components.Schemas.CreateNoteRequest(
             body: body, lat: coordinate.latitude, lng: coordinate.longitude, visibility: .init(value1: visibility.schema), place_id: placeID)
         var attempt = 0
@@ -26,6 +30,7 @@ extension LandmarkRemark {
                 }
             } catch let error as LandmarkRemarkError where attempt < Self.createAttempts && Self.isWorthRetrying(error) {
                 try await Task.sleep(for: Self.backoff(attempt: attempt))
+                guard await session.signedInGeneration == user else { throw LandmarkRemarkError.signedOut }
             }
         }
     }
@@ -54,7 +59,7 @@ extension LandmarkRemark {
                 return VersionedNote(note: Note(try ok.body.json), etag: ok.headers.ETag)
             }
         } catch LandmarkRemarkError.api(let problem) where problem.code == .preconditionFailed {
-            throw LandmarkRemarkError.conflict(current: try? await note(id: id).note)
+            throw LandmarkRemarkError.conflict(current: try? await note(id: id))
         }
     }
 
@@ -63,7 +68,7 @@ extension LandmarkRemark {
         do {
             _ = try await Self.perform { try await api.deleteNote(path: .init(id: id), headers: .init(If_hyphen_Match: ifMatch)).noContent }
         } catch LandmarkRemarkError.api(let problem) where problem.code == .preconditionFailed {
-            throw LandmarkRemarkError.conflict(current: try? await note(id: id).note)
+            throw LandmarkRemarkError.conflict(current: try? await note(id: id))
         }
     }
 

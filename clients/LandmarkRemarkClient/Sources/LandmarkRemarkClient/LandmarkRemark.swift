@@ -46,36 +46,35 @@ public final class LandmarkRemark: Sendable {
         transport: (any ClientTransport)? = nil, eventTransport: (any ClientTransport)? = nil
     ) {
         self.tenant = tenant
-        let session = Session(store: tokenStore)
-        self.session = session
         let requests = transport ?? Self.defaultTransport(streaming: false)
         self.requests = requests
         self.baseURL = baseURL
         let events = eventTransport ?? transport ?? Self.defaultTransport(streaming: true)
         let configuration = Self.configuration
         let tenantHeader = TenantMiddleware(tenant: tenant)
+        let open = Client(serverURL: baseURL, configuration: configuration, transport: requests, middlewares: [tenantHeader, ProblemMiddleware()])
+        self.open = open
+        let session = Session(store: tokenStore) { [tenant] refreshToken in
+            try await Self.perform {
+                let output = try await open.refreshTokens(headers: .init(X_hyphen_Tenant: tenant), body: .json(.init(refresh_token: refreshToken)))
+                return Self.stored(try output.ok.body.json)
+            }
+        }
+        self.session = session
         api = Client(
             serverURL: baseURL, configuration: configuration, transport: requests,
             middlewares: [tenantHeader, AuthMiddleware(session: session), ProblemMiddleware()])
-        open = Client(serverURL: baseURL, configuration: configuration, transport: requests, middlewares: [tenantHeader, ProblemMiddleware()])
         streaming = Client(
             serverURL: baseURL, configuration: configuration, transport: events,
             middlewares: [tenantHeader, AuthMiddleware(session: session), ProblemMiddleware()])
-        let open = self.open
-        Task { [tenant] in
-            await session.setRefresher { refreshToken in
-                try await Self.perform {
-                    let output = try await open.refreshTokens(headers: .init(X_hyphen_Tenant: tenant), body: .json(.init(refresh_token: refreshToken)))
-                    return Self.stored(try output.ok.body.json)
-                }
-            }
-        }
     }
 
     static func defaultTransport(streaming: Bool) -> any ClientTransport {
         #if canImport(OpenAPIURLSession)
         let configuration = URLSessionConfiguration.default
-        configuration.timeoutIntervalForRequest = streaming ? 24 * 3600 : 30
+        // For the stream this is how long it may go without a byte: the service sends a
+        // keep-alive every 15 s, so 45 s of silence is a dead connection.
+        configuration.timeoutIntervalForRequest = streaming ? 45 : 30
         return URLSessionTransport(configuration: .init(session: URLSession(configuration: configuration)))
         #else
         return AsyncHTTPClientTransport(configuration: .init(timeout: streaming ? .hours(24) : .seconds(30)))
@@ -144,9 +143,11 @@ public final class LandmarkRemark: Sendable {
     /// service (every session of the user with `everywhere`), best effort: signed out here
     /// even when the service cannot be reached.
     public func signOut(everywhere: Bool = false) async {
-        let token = await session.currentAccessToken
-        await session.signOut()
-        guard let token else { return }
+        // A token the service still takes (refreshed first if it has expired here), so that
+        // ending the session there works an hour after the last call too.
+        let usable = try? await session.accessToken()
+        let current = await session.signOut()
+        guard let token = usable ?? current else { return }
         let client = Client(
             serverURL: baseURL, configuration: Self.configuration, transport: requests,
             middlewares: [TenantMiddleware(tenant: tenant), BearerMiddleware(token: token), ProblemMiddleware()])
@@ -178,6 +179,8 @@ public final class LandmarkRemark: Sendable {
             throw LandmarkRemarkError.api(error)
         } catch let error as CancellationError {
             throw error
+        } catch let error as LandmarkRemarkError {
+            throw error
         } catch {
             // The generated code refusing what came back (an undocumented status, a body that
             // does not decode).
@@ -185,13 +188,15 @@ public final class LandmarkRemark: Sendable {
         }
     }
 
-    static func translate(_ error: ClientError) -> LandmarkRemarkError {
+    static func translate(_ error: ClientError) -> any Error {
         switch error.underlyingError {
-        case let problem as APIProblem: return .api(problem)
+        case let problem as APIProblem: return LandmarkRemarkError.api(problem)
         case let error as LandmarkRemarkError: return error
+        case let error as CancellationError: return error
         default:
-            if let status = error.response?.status.code { return .unexpectedResponse(status: status) }
-            return .network(underlying: error.underlyingError)
+            if Task.isCancelled { return CancellationError() }
+            if let status = error.response?.status.code { return LandmarkRemarkError.unexpectedResponse(status: status) }
+            return LandmarkRemarkError.network(underlying: error.underlyingError)
         }
     }
 }

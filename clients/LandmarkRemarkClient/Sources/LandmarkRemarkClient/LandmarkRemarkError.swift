@@ -6,8 +6,8 @@ public enum LandmarkRemarkError: Error, Sendable {
     /// The service answered with problem details.
     case api(APIProblem)
     /// An edit lost a race: `If-Match` named an older version. `current` is the note as it is
-    /// now (nil when it was deleted meanwhile); merge and edit again.
-    case conflict(current: Note?)
+    /// now, with its `etag` for the next try (nil when it was deleted meanwhile); merge and edit again.
+    case conflict(current: VersionedNote?)
     /// The request did not get an answer: no connection, a dropped connection, a timeout.
     case network(underlying: any Error)
     /// An answer that is not in the contract (a proxy's error page, say).

@@ -15,7 +15,13 @@ struct ProblemMiddleware: ClientMiddleware {
         let (response, responseBody) = try await next(request, body, baseURL)
         guard response.status.code >= 400 else { return (response, responseBody) }
         var bytes = Data()
-        if let responseBody { bytes = try await Data(collecting: responseBody, upTo: Self.maximumBytes) }
+        if let responseBody {
+            // Larger than any problem of ours: not one (a proxy's page), and no reason to retry.
+            guard let collected = try? await Data(collecting: responseBody, upTo: Self.maximumBytes) else {
+                throw LandmarkRemarkError.unexpectedResponse(status: response.status.code)
+            }
+            bytes = collected
+        }
         if let problem = Self.problem(from: bytes, response: response) { throw problem }
         throw LandmarkRemarkError.unexpectedResponse(status: response.status.code)
     }
@@ -77,7 +83,9 @@ struct AuthMiddleware: ClientMiddleware {
         let token = try await session.accessToken()
         do {
             return try await next(Self.authorized(request, token), body, baseURL)
-        } catch let error as ClientError where (error.underlyingError as? APIProblem)?.code == .unauthenticated {
+        } catch let error as ClientError where (error.underlyingError as? APIProblem)?.code == .unauthenticated
+            && body?.iterationBehavior != .single
+        {
             let fresh = try await session.refresh(replacing: token)
             return try await next(Self.authorized(request, fresh), body, baseURL)
         }
