@@ -161,7 +161,10 @@ import Testing
             try await reader.signUp(username: "gus", password: "correct horse battery")
             let writer = ClientTest.client(port: port, tenant: tenant)
             try await writer.signUp(username: "hal", password: "correct horse battery")
-            let position = InMemoryEventPositionStore(try await ClientTest.currentEventID())
+            // Kept in UserDefaults, as an app keeps it across launches.
+            let defaults = try #require(UserDefaults(suiteName: "landmark-remark-tests-\(UUID().uuidString)"))
+            let position = UserDefaultsEventPositionStore(defaults: defaults)
+            await position.save(try await ClientTest.currentEventID())
             var events = reader.events(position: position).makeAsyncIterator()
             let writing = Task {
                 for index in 0..<100 {

@@ -22,6 +22,23 @@ public protocol EventPositionStore: Sendable {
     func save(_ id: String) async
 }
 
+/// Keeps the position in `UserDefaults` (per key), so a stream started after a relaunch
+/// resumes where the last one stopped.
+public struct UserDefaultsEventPositionStore: EventPositionStore, @unchecked Sendable {
+    // UserDefaults is documented thread-safe; it is not marked Sendable.
+    private let defaults: UserDefaults
+    public let key: String
+
+    public init(key: String = "dev.landmark-remark.events.last-id", defaults: UserDefaults = .standard) {
+        self.key = key
+        self.defaults = defaults
+    }
+
+    public func load() async -> String? { defaults.string(forKey: key) }
+    public func save(_ id: String) async { defaults.set(id, forKey: key) }
+}
+
+/// Keeps the position for the life of the process only.
 public actor InMemoryEventPositionStore: EventPositionStore {
     private var id: String?
 

@@ -32,7 +32,7 @@ extension LandmarkRemark {
             try await Self.perform {
                 let page = try await self.api.listPlaces(
                     query: .init(
-                        near: query.near.map { "\(BoundingBox.format($0.latitude)),\(BoundingBox.format($0.longitude))" },
+                        near: query.near.map(NoteQuery.parameter),
                         radius_m: query.radiusMeters, bbox: query.bbox?.parameter, q: query.name, limit: query.pageSize, cursor: cursor)
                 ).ok.body.json
                 return Page(items: page.items.map(Place.init), nextCursor: page.next_cursor)

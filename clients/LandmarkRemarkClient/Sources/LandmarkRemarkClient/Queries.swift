@@ -95,8 +95,11 @@ public struct NoteQuery: Sendable, Hashable {
         self.pageSize = pageSize
     }
 
-    var nearParameter: String? {
-        near.map { "\(BoundingBox.format($0.latitude)),\(BoundingBox.format($0.longitude))" }
+    var nearParameter: String? { near.map(Self.parameter) }
+
+    /// `lat,lng`, as the API takes `near`.
+    static func parameter(_ coordinate: Coordinate) -> String {
+        "\(BoundingBox.format(coordinate.latitude)),\(BoundingBox.format(coordinate.longitude))"
     }
 }
 
@@ -135,7 +138,8 @@ public struct Pages<Item: Sendable>: AsyncSequence, Sendable {
                 if started && cursor == nil { return nil }
                 let page = try await fetch(cursor)
                 started = true
-                cursor = page.nextCursor
+                // A cursor that does not move would loop forever: stop instead.
+                cursor = page.nextCursor == cursor ? nil : page.nextCursor
                 buffer = page.items.reversed()
             }
             return buffer.popLast()
