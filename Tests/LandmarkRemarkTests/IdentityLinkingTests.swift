@@ -166,13 +166,7 @@ import Testing
     @Test func appleTokensAreKeptSealedAndRevokedWhenTheAccountGoes() async throws {
         try await IdentityTest.withProvider { idp in
             let tenant = try await TestEnvironment.makeTenant()
-            try await IdentityTest.enable("apple", tenant: tenant, provider: idp, clientIDs: ["dev.landmark.ios"])
-            let key = ES256PrivateKey()
-            try idp.trustClientSecretKey(publicKeyPEM: key.publicKey.pemRepresentation)
-            let configuration = try TestEnvironment.configuration()
-            #expect(try await AdminCommands.setAppleKey(
-                tenant: tenant, teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: key.pemRepresentation,
-                configuration: configuration, logger: TestEnvironment.logger))
+            #expect(try await IdentityTest.enableApple(tenant: tenant, provider: idp))
             try await withApp(IdentityTest.trusting(idp)) { client in
                 let nonce = UUID().uuidString
                 let code = idp.issueAuthorizationCode(subject: "apple-user")
@@ -205,12 +199,7 @@ import Testing
     @Test func unlinkingAppleRevokesItsTokenAndABadCodeDoesNotStopSignIn() async throws {
         try await IdentityTest.withProvider { idp in
             let tenant = try await TestEnvironment.makeTenant()
-            try await IdentityTest.enable("apple", tenant: tenant, provider: idp, clientIDs: ["dev.landmark.ios"])
-            let key = ES256PrivateKey()
-            try idp.trustClientSecretKey(publicKeyPEM: key.publicKey.pemRepresentation)
-            _ = try await AdminCommands.setAppleKey(
-                tenant: tenant, teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: key.pemRepresentation,
-                configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
+            #expect(try await IdentityTest.enableApple(tenant: tenant, provider: idp))
             try await withApp(IdentityTest.trusting(idp)) { client in
                 // A code Apple never issued: the exchange fails, sign-in still works, nothing is kept.
                 let bad = try await client.signIn(
@@ -273,12 +262,7 @@ import Testing
     @Test func aRefusedSignInLeavesAppleCodeUnspent() async throws {
         try await IdentityTest.withProvider { idp in
             let tenant = try await TestEnvironment.makeTenant()
-            try await IdentityTest.enable("apple", tenant: tenant, provider: idp, clientIDs: ["dev.landmark.ios"])
-            let key = ES256PrivateKey()
-            try idp.trustClientSecretKey(publicKeyPEM: key.publicKey.pemRepresentation)
-            _ = try await AdminCommands.setAppleKey(
-                tenant: tenant, teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: key.pemRepresentation,
-                configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
+            #expect(try await IdentityTest.enableApple(tenant: tenant, provider: idp))
             try await withApp(IdentityTest.trusting(idp)) { client in
                 _ = try await client.signup("Jane", tenant: tenant)
                 let token = try await IdentityTest.token(idp, subject: "jane-at-apple")

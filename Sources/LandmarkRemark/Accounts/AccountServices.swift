@@ -14,6 +14,15 @@ struct AccountServices: Sendable {
 }
 
 extension AccountServices {
+    /// `GET /v1/me`'s document: the account with its counts and sign-in methods.
+    func me(_ identity: Identity, on connection: PostgresConnection) async throws -> Me {
+        guard var me = try await users.me(tenantID: identity.tenantID, id: identity.userID, on: connection) else {
+            throw AccountError.sessionEnded
+        }
+        me.identities = try await identities.store.identities(tenantID: identity.tenantID, userID: identity.userID, on: connection)
+        return me
+    }
+
     /// Confirms a sensitive change (a password change, linking or unlinking a sign-in method,
     /// deleting the account): by the password (a wrong one is `401` and counts as a failed
     /// login), or by a fresh ID token of one of the account's own identities. An account with

@@ -21,7 +21,7 @@ struct UsersController {
 
     @Sendable func me(_ request: Request, context: AppRequestContext) async throws -> Me {
         let identity = try context.requireIdentity()
-        return try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { try await loadMe(identity, on: $0) }
+        return try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { try await accounts.me(identity, on: $0) }
     }
 
     /// Changes email and/or password. A password change is confirmed (`confirm`) and ends
@@ -47,7 +47,7 @@ struct UsersController {
                     tenantID: identity.tenantID, userID: identity.userID, keeping: identity.sessionID,
                     reason: "password_changed", on: connection)
             }
-            return try await loadMe(identity, on: connection)
+            return try await accounts.me(identity, on: connection)
         }
     }
 
@@ -77,13 +77,5 @@ struct UsersController {
         }
         guard let profile else { throw AccountError.userNotFound }
         return profile
-    }
-
-    private func loadMe(_ identity: Identity, on connection: PostgresConnection) async throws -> Me {
-        guard var me = try await accounts.users.me(tenantID: identity.tenantID, id: identity.userID, on: connection) else {
-            throw AccountError.sessionEnded
-        }
-        me.identities = try await accounts.identities.store.identities(tenantID: identity.tenantID, userID: identity.userID, on: connection)
-        return me
     }
 }

@@ -2,6 +2,7 @@ import Credentials
 import Foundation
 import HummingbirdTesting
 import IdentityProviderFake
+import JWTKit
 import LandmarkRemark
 import Testing
 
@@ -48,6 +49,17 @@ enum IdentityTest {
         try await AdminCommands.setIdentityProvider(
             tenant: tenant, provider: name, clientIDs: clientIDs,
             issuer: oidc ? provider.issuer : nil, keysURL: oidc ? provider.jwksURL : nil, nonce: nonce,
+            configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
+    }
+
+    /// The tenant accepts `apple` (the fake, for the iOS app) with a Sign in with Apple key the
+    /// fake trusts for client secrets: authorization codes are exchanged, tokens revoked.
+    static func enableApple(tenant: String, provider: FakeIdentityProvider) async throws -> Bool {
+        try await enable("apple", tenant: tenant, provider: provider, clientIDs: [iosApp])
+        let key = ES256PrivateKey()
+        try provider.trustClientSecretKey(publicKeyPEM: key.publicKey.pemRepresentation)
+        return try await AdminCommands.setAppleKey(
+            tenant: tenant, teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: key.pemRepresentation,
             configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
     }
 

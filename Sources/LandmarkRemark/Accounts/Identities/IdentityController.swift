@@ -55,9 +55,7 @@ struct IdentityController {
     ) async throws -> EditedResponse<TokenResponse> {
         let store = identities.store
         let (response, created) = try await accounts.pool.withTenantTransaction(tenant.id, logger: context.logger) { connection in
-            guard try await store.spend(tenantID: tenant.id, token: token, on: connection) else {
-                throw IdentityError.tokenInvalid("the token was already used")
-            }
+            try await store.spend(tenantID: tenant.id, token: token, on: connection)
             let user: UserRecord
             let created: Bool
             if let owner = try await store.owner(tenantID: tenant.id, provider: provider.name, subject: token.subject, on: connection) {
@@ -108,20 +106,14 @@ struct IdentityController {
             logger: context.logger)
         let store = identities.store
         let (me, created) = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
-            guard try await store.spend(tenantID: identity.tenantID, token: token, on: connection) else {
-                throw IdentityError.tokenInvalid("the token was already used")
-            }
+            try await store.spend(tenantID: identity.tenantID, token: token, on: connection)
             let owner = try await store.owner(tenantID: identity.tenantID, provider: provider.name, subject: token.subject, on: connection)
             switch owner?.userID {
             case identity.userID?: break
             case .some: throw IdentityError.identityTaken
             case nil: try await store.link(tenantID: identity.tenantID, userID: identity.userID, provider: provider.name, token: token, on: connection)
             }
-            guard var me = try await accounts.users.me(tenantID: identity.tenantID, id: identity.userID, on: connection) else {
-                throw AccountError.sessionEnded
-            }
-            me.identities = try await store.identities(tenantID: identity.tenantID, userID: identity.userID, on: connection)
-            return (me, owner == nil)
+            return (try await accounts.me(identity, on: connection), owner == nil)
         }
         await identities.keepAppleToken(
             code: body.authorizationCode, provider: provider, token: token, tenantID: identity.tenantID, logger: context.logger)

@@ -40,9 +40,7 @@ struct IdentityService: Sendable {
             guard owner?.userID == identity.userID else {
                 throw IdentityError.tokenInvalid("the token is not one of this account's identities")
             }
-            guard try await store.spend(tenantID: identity.tenantID, token: token, on: connection) else {
-                throw IdentityError.tokenInvalid("the token was already used")
-            }
+            try await store.spend(tenantID: identity.tenantID, token: token, on: connection)
         }
     }
 

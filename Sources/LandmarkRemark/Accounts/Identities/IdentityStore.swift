@@ -49,17 +49,17 @@ struct IdentityStore: Sendable {
         }
     }
 
-    /// Records the token as used; false when it was used before (a replay). Kept five minutes
+    /// Records the token as used; `tokenInvalid` when it was used before (a replay). Kept five minutes
     /// past `exp`: the verifier allows a minute of skew by the service's clock, the purge
     /// goes by the database's.
-    func spend(tenantID: Int64, token: VerifiedIDToken, on connection: PostgresConnection) async throws -> Bool {
+    func spend(tenantID: Int64, token: VerifiedIDToken, on connection: PostgresConnection) async throws {
         let rows = try await connection.query("""
             INSERT INTO id_token_uses (tenant_id, token_hash, expires_at)
             VALUES (\(tenantID), \(PostgresBytes(token.tokenHash)), \(token.expiresAt.addingTimeInterval(300)))
             ON CONFLICT DO NOTHING
             RETURNING 1
             """)
-        return !rows.isEmpty
+        guard !rows.isEmpty else { throw IdentityError.tokenInvalid("the token was already used") }
     }
 
     /// The account an identity belongs to, and whether that account is disabled.
