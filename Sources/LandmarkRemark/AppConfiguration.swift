@@ -66,6 +66,11 @@ public struct AppConfiguration: Sendable {
     // Sign-in with ID tokens and guests (issue 19).
     public var identity = IdentitySettings()
 
+    // Browsers (issue 21).
+    public var web = WebAppSettings()
+    /// How long a stream ticket (`POST /v1/events/tickets`) may wait to be used.
+    public var eventTicketLifetime = 30
+
     public init() {}
 
     /// Reads the settings; throws `ConfigurationError` naming the first bad one.
@@ -135,6 +140,17 @@ public struct AppConfiguration: Sendable {
             }
             identity.dataKey = bytes
         }
+
+        // Browsers (issue 21). An empty LR_WEB_DIR serves no app; an empty LR_MAP_TILE_URL, no tiles.
+        web.directory = environment["LR_WEB_DIR"] ?? web.directory
+        web.leafletDirectory = reader.string("LR_WEB_LEAFLET_DIR", default: web.leafletDirectory)
+        web.tenant = reader.string("LR_WEB_TENANT", default: web.tenant)
+        web.tileURL = environment["LR_MAP_TILE_URL"] ?? web.tileURL
+        guard web.tileURL.isEmpty || web.tileURL.hasPrefix("https://") || web.tileURL.hasPrefix("http://") else {
+            throw ConfigurationError(variable: "LR_MAP_TILE_URL", message: "must be an http(s) URL template like https://tile.openstreetmap.org/{z}/{x}/{y}.png, or empty")
+        }
+        web.tileAttribution = reader.string("LR_MAP_TILE_ATTRIBUTION", default: web.tileAttribution)
+        eventTicketLifetime = try reader.integer("LR_EVENT_TICKET_TTL_SECONDS", default: eventTicketLifetime, range: 5...300)
     }
 
     /// The database URL the service needs; serving without one is a configuration error.

@@ -35,14 +35,19 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
     router.add(middleware: AccessLogMiddleware())
+    // Outside the problems, so a refused call still tells an allowed page why.
+    router.add(middleware: CORSMiddleware(origins: TenantOrigins(pool: parts.pool)))
     router.add(middleware: ProblemMiddleware())
     router.add(middleware: RequestDeadlineMiddleware(timeout: configuration.requestTimeout))
+    // The browser app's files take no share of the database.
+    router.add(middleware: WebAppMiddleware(settings: configuration.web))
     router.add(middleware: FairShareMiddleware(shares: parts.shares))
 
     OperationsController(
         pool: parts.pool, migrator: parts.migrator, hashing: parts.hashingPool, events: parts.events, registry: registry
     ).register(on: router)
     OpenAPIController(path: configuration.openAPIPath).register(on: router)
+    WebAppController(settings: configuration.web).register(on: router)
 
     let limit = configuration.bodyLimitBytes
     let accounts = AccountServices(
@@ -58,7 +63,8 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
         pool: parts.pool, hub: parts.events, log: EventLog(notes: parts.notes, places: parts.places),
         limits: .init(
             replayMax: configuration.eventReplayMax, replayPerSecond: configuration.eventReplayRate,
-            writeTimeout: configuration.eventWriteTimeout))
+            writeTimeout: configuration.eventWriteTimeout),
+        tickets: StreamTicketStore(pool: parts.pool, lifetime: configuration.eventTicketLifetime))
 
     let v1 = router.group("v1")
     v1.addRoutes(auth.endpoints, atPath: "auth")
@@ -70,7 +76,11 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     authenticated.addRoutes(identities.identityEndpoints, atPath: "me/identities")
     authenticated.addRoutes(users.userEndpoints, atPath: "users")
     authenticated.addRoutes(places.endpoints, atPath: "places")
-    authenticated.addRoutes(events.endpoints, atPath: "events")
+    authenticated.addRoutes(events.ticketEndpoints, atPath: "events/tickets")
+    // The stream alone also opens with a stream ticket, for browsers' EventSource.
+    v1.group().add(middleware: Authenticator(pool: parts.pool, acceptsStreamTickets: true))
+        .add(middleware: FairShareMiddleware(shares: parts.shares))
+        .addRoutes(events.endpoints, atPath: "events")
     authenticated.addRoutes(notes.endpoints, atPath: "notes")
     authenticated.addRoutes(notes.userEndpoints, atPath: "users")
     return router

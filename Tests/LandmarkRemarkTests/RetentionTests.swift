@@ -101,7 +101,7 @@ import Testing
         let counts = try await TestEnvironment.withOwnerPool { try await $0.query("SELECT * FROM admin.purge_expired()")[0] }
         #expect(counts.columns.map(\.name) == [
             "sessions", "session_tokens", "login_failures", "login_addresses", "idempotency_keys", "id_token_uses",
-            "guest_signups", "events",
+            "guest_signups", "stream_tickets", "events",
         ])
         #expect(try await Self.remaining(tenant: tenant).count == 7)
     }

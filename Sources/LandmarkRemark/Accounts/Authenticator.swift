@@ -7,9 +7,13 @@ import Postgres
 /// The token is looked up by its SHA-256 through a SECURITY DEFINER function,
 /// the one query that runs before the tenant is known. `X-Tenant`, when sent,
 /// must name the token's tenant.
+///
+/// On the event stream only, a request without `Authorization` may carry a stream ticket
+/// instead (`?ticket=lr_st_…`, `StreamTicketStore`): browsers' `EventSource` sends no headers.
 struct Authenticator: RouterMiddleware {
     typealias Context = AppRequestContext
     let pool: PostgresPool
+    var acceptsStreamTickets = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -18,11 +22,23 @@ struct Authenticator: RouterMiddleware {
     }
 
     func authenticate(_ request: Request, context: Context) async throws -> Identity {
-        guard let hash = Self.accessTokenHash(request) else { throw AppError.unauthenticated }
-        guard let identity = try await SessionStore.identity(accessTokenHash: hash, on: pool, logger: context.logger) else { throw AppError.unauthenticated }
+        let found: Identity?
+        if request.headers[.authorization] == nil, acceptsStreamTickets, let ticket = Self.streamTicket(request) {
+            found = try await StreamTicketStore.redeem(ticket, on: pool, logger: context.logger)
+        } else {
+            guard let hash = Self.accessTokenHash(request) else { throw AppError.unauthenticated }
+            found = try await SessionStore.identity(accessTokenHash: hash, on: pool, logger: context.logger)
+        }
+        guard let identity = found else { throw AppError.unauthenticated }
         if let named = request.headers[.xTenant], named != identity.tenantSlug { throw TenantError.mismatch }
         context.tenantTag.set(identity.tenantSlug)
         return identity
+    }
+
+    /// The `ticket` query parameter, when there is exactly one.
+    private static func streamTicket(_ request: Request) -> String? {
+        let values = request.uri.queryParameters.getAll("ticket")
+        return values.count == 1 ? String(values[0]) : nil
     }
 
     /// The SHA-256 of the request's `Authorization: Bearer lr_at_…` token, as stored; nil

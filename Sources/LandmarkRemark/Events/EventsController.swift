@@ -22,10 +22,25 @@ struct EventsController {
     let hub: EventHub
     let log: EventLog
     let limits: Limits
+    let tickets: StreamTicketStore
 
+    /// `GET /v1/events`, behind an `Authenticator` that also takes stream tickets.
     var endpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
             .get(use: stream)
+    }
+
+    /// `POST /v1/events/tickets`, with the access token.
+    var ticketEndpoints: RouteCollection<AppRequestContext> {
+        RouteCollection(context: AppRequestContext.self)
+            .post(use: issueTicket)
+    }
+
+    @Sendable func issueTicket(_ request: Request, context: AppRequestContext) async throws -> EditedResponse<StreamTicketResponse> {
+        let identity = try context.requireIdentity()
+        guard let ticket = try await tickets.issue(for: identity, logger: context.logger) else { throw EventError.tooManyTickets }
+        // A credential: no cache may keep it.
+        return EditedResponse(status: .created, headers: [.cacheControl: "no-store"], response: StreamTicketResponse(ticket: ticket))
     }
 
     @Sendable func stream(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -37,6 +52,8 @@ struct EventsController {
             return parsed
         }
         let resumeParameter = parameters.string("last_event_id")
+        // Spent by `Authenticator` already, when it was the credential.
+        _ = parameters.string("ticket")
         try parameters.finish()
         var resume: Int64?
         if let text = request.headers[.lastEventID] ?? resumeParameter {
@@ -96,6 +113,20 @@ struct EventsController {
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: headers, body: body)
+    }
+}
+
+/// `{"ticket", "expires_in"}`.
+struct StreamTicketResponse: JSONResponse {
+    let ticket: StreamTicketStore.Ticket
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("expires_in")
+            json.integer(Int64(ticket.expiresIn))
+            json.key("ticket")
+            json.string(ticket.value)
+        }
     }
 }
 

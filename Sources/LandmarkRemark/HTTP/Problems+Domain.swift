@@ -121,6 +121,7 @@ extension AppError {
     private static func problem(for error: EventError) -> AppError {
         switch error {
         case .tooManyStreams: .rateLimited(retryAfter: 5)
+        case .tooManyTickets: .rateLimited(retryAfter: 5)
         case .unavailable: .unavailable()
         }
     }

@@ -98,10 +98,11 @@ struct AdminStore: Sendable {
         return try (0..<5).map { try row.decode(Int.self, column: $0) }
     }
 
-    /// One batch of `purge_sign_in_records` (migration 0011): spent ID tokens, then guest counts.
+    /// One batch of `purge_sign_in_records` (migrations 0011, 0012): spent ID tokens, guest
+    /// counts, then stream tickets.
     func purgeSignInRecords(batch: Int) async throws -> [Int] {
         let row = try await pool.query("SELECT * FROM purge_sign_in_records(\(batch))")[0]
-        return try (0..<2).map { try row.decode(Int.self, column: $0) }
+        return try (0..<3).map { try row.decode(Int.self, column: $0) }
     }
 
     /// Events older than the retention, as a prefix of the log (`purge_events`, migration 0008).

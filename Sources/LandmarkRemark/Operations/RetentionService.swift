@@ -26,9 +26,13 @@ struct RetentionService: Service {
         var idempotencyKeys = 0
         var idTokenUses = 0
         var guestSignups = 0
+        var streamTickets = 0
         var events = 0
 
-        var total: Int { sessions + sessionTokens + loginFailures + loginAddresses + idempotencyKeys + idTokenUses + guestSignups + events }
+        var total: Int {
+            sessions + sessionTokens + loginFailures + loginAddresses + idempotencyKeys + idTokenUses + guestSignups
+                + streamTickets + events
+        }
     }
 
     func run() async throws {
@@ -67,6 +71,7 @@ struct RetentionService: Service {
             let signIn = try await store.purgeSignInRecords(batch: Self.batch)
             purged.idTokenUses += signIn[0]
             purged.guestSignups += signIn[1]
+            purged.streamTickets += signIn[2]
             if (counts + signIn).max() ?? 0 < Self.batch { break }
             try Task.checkCancellation()
         }

@@ -1,0 +1,34 @@
+import Hummingbird
+
+/// `GET /app-config.json`: what the browser app needs to know before its first call,
+/// from the service's settings (so one build of `web/` serves any deployment).
+struct WebAppController {
+    let settings: WebAppSettings
+
+    func register(on router: Router<AppRequestContext>) {
+        guard !settings.directory.isEmpty else { return }
+        let config = WebAppConfig(settings: settings)
+        router.get("app-config.json") { _, _ in
+            EditedResponse(headers: [.cacheControl: "no-cache"], response: config)
+        }
+    }
+}
+
+/// `{"tenant": "demo" or null, "tiles": {"url", "attribution"}}`.
+struct WebAppConfig: JSONResponse {
+    let settings: WebAppSettings
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("tenant")
+            json.string(settings.tenant.isEmpty ? nil : settings.tenant)
+            json.key("tiles")
+            json.object { json in
+                json.key("attribution")
+                json.string(settings.tileAttribution)
+                json.key("url")
+                json.string(settings.tileURL)
+            }
+        }
+    }
+}
