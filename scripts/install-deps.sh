@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the build and the tests need, only when missing.
+# Installs the Debian packages the build, the tests and `make run` need, only when
+# missing (libjs-leaflet: the browser app's map, served at /vendor/leaflet/).
 set -euo pipefail
-packages=(postgresql-15 postgresql-15-postgis-3 postgresql-contrib libpq-dev libssl-dev "$@")
+packages=(postgresql-15 postgresql-15-postgis-3 postgresql-contrib libpq-dev libssl-dev libjs-leaflet "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

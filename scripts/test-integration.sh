@@ -139,7 +139,7 @@ PY
 
 RUN=$WORK/nginx
 mkdir -p "$RUN/conf.d" "$RUN/snippets"
-export RUN NGINX_USER="" LR_NGINX_LISTEN LR_NGINX_UPSTREAM LR_NGINX_TLS_LISTEN LR_NGINX_SERVER_NAME \
+export RUN NGINX_USER="" LR_NGINX_LISTEN LR_NGINX_UPSTREAM LR_NGINX_WEB_ROOT=$PWD/web LR_NGINX_TLS_LISTEN LR_NGINX_SERVER_NAME \
     LR_NGINX_TLS_CERTIFICATE=$RUN/tls.crt LR_NGINX_TLS_CERTIFICATE_KEY=$RUN/tls.key
 # As root, nginx's workers would run as nobody, who cannot write the temp paths here.
 [ "$(id -u)" = 0 ] && NGINX_USER="user root;"
@@ -151,7 +151,7 @@ LR_NGINX_SERVER_NAME=localhost
 render scripts/integration/nginx.conf.template NGINX_USER RUN >"$RUN/nginx.conf"
 cp deploy/nginx/snippets/*.conf "$RUN/snippets/"
 # The deployed files log to /var/log/nginx; the test keeps its logs in its run directory.
-render deploy/nginx/conf.d/landmark-remark.conf.template LR_NGINX_LISTEN LR_NGINX_UPSTREAM |
+render deploy/nginx/conf.d/landmark-remark.conf.template LR_NGINX_LISTEN LR_NGINX_UPSTREAM LR_NGINX_WEB_ROOT |
     sed "s#/var/log/nginx/#$RUN/#" >"$RUN/conf.d/landmark-remark.conf"
 render deploy/nginx/tls/landmark-remark.tls.conf.template \
     LR_NGINX_TLS_LISTEN LR_NGINX_SERVER_NAME LR_NGINX_TLS_CERTIFICATE LR_NGINX_TLS_CERTIFICATE_KEY |

@@ -141,14 +141,16 @@ public struct AppConfiguration: Sendable {
             identity.dataKey = bytes
         }
 
-        // Browsers (issue 21). An empty LR_WEB_DIR serves no app; an empty LR_MAP_TILE_URL, no tiles.
+        // Browsers (issue 21). An empty LR_WEB_DIR serves no app; LR_MAP_TILE_URL=none shows no tiles.
         web.directory = environment["LR_WEB_DIR"] ?? web.directory
         web.leafletDirectory = reader.string("LR_WEB_LEAFLET_DIR", default: web.leafletDirectory)
         web.tenant = reader.string("LR_WEB_TENANT", default: web.tenant)
-        web.tileURL = environment["LR_MAP_TILE_URL"] ?? web.tileURL
-        guard web.tileURL.isEmpty || web.tileURL.hasPrefix("https://") || web.tileURL.hasPrefix("http://") else {
-            throw ConfigurationError(variable: "LR_MAP_TILE_URL", message: "must be an http(s) URL template like https://tile.openstreetmap.org/{z}/{x}/{y}.png, or empty")
+        let tiles = reader.string("LR_MAP_TILE_URL", default: web.tileURL)
+        guard tiles == "none" || tiles.hasPrefix("https://") || tiles.hasPrefix("http://") else {
+            throw ConfigurationError(
+                variable: "LR_MAP_TILE_URL", message: "must be an http(s) URL template like https://tile.openstreetmap.org/{z}/{x}/{y}.png, or none")
         }
+        web.tileURL = tiles == "none" ? "" : tiles
         web.tileAttribution = reader.string("LR_MAP_TILE_ATTRIBUTION", default: web.tileAttribution)
         eventTicketLifetime = try reader.integer("LR_EVENT_TICKET_TTL_SECONDS", default: eventTicketLifetime, range: 5...300)
     }

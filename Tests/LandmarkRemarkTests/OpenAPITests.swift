@@ -41,7 +41,9 @@ import Testing
         try await TestEnvironment.migrate()
         let parts = try await AppParts(configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
         let router = buildRouter(parts, registry: PrometheusCollectorRegistry())
+        // The browser app's own configuration is the app's, not the API's (WebAppController).
         let served = Set(router.routes.map { "\($0.method.rawValue) \(Self.normalised($0.path.description))" })
+            .subtracting(["GET /app-config.json"])
         try await parts.hashingPool.shutdown()
         await parts.pool.close()
 

@@ -162,7 +162,7 @@ def check_settings(compose):
         problem(f".env.example does not document {name}")
     # The image sets the paths of its own files; only the migrate service needs the owner's URL.
     passed = set(compose["services"].get("api", {}).get("environment") or {})
-    for name in sorted(read - passed - {"LR_MIGRATIONS_DIR", "LR_OPENAPI_PATH", "LR_MIGRATE_DATABASE_URL"}):
+    for name in sorted(read - passed - {"LR_MIGRATIONS_DIR", "LR_OPENAPI_PATH", "LR_WEB_DIR", "LR_WEB_LEAFLET_DIR", "LR_MIGRATE_DATABASE_URL"}):
         problem(f"compose.yaml: the api service does not pass {name}")
     default = re.search(r"^LR_BODY_LIMIT_BYTES=(\d+)", open(os.path.join(ROOT, ".env.example")).read(), re.M)
     nginx = open(os.path.join(DEPLOY, "nginx", "snippets", "landmark-remark-locations.conf")).read()

@@ -72,6 +72,25 @@ expect "... nor through a dot-segment path" 404 "$(http GET "$EDGE/v1/../metrics
 expect "/metrics is served directly by a replica" 200 "$(http GET "$REPLICA1/metrics")"
 check "... as Prometheus text" 'grep -q "^# TYPE" "$RESPONSE_BODY"'
 expect "an unknown path through nginx is 404" 404 "$(http GET "$EDGE/wp-login.php")"
+
+# The browser app: nginx serves web/ and Debian's Leaflet itself, with the service's headers.
+expect "the app's page through nginx is 200 text/html" "200 text/html" \
+    "$(http GET "$EDGE/") $(header content-type | cut -d';' -f1)"
+EDGE_POLICY=$(header content-security-policy)
+EDGE_ETAG=$(header etag)
+http GET "$REPLICA1/" >/dev/null
+expect "... with the same Content-Security-Policy as the service's" "$(header content-security-policy)" "$EDGE_POLICY"
+check "... which forbids inline script" '[[ "$EDGE_POLICY" == *"script-src '"'self'"';"* && "$EDGE_POLICY" != *unsafe-inline* ]]'
+expect "... and an ETag that gives 304" 304 "$(http GET "$EDGE/" -H "If-None-Match: $EDGE_ETAG")"
+expect "Leaflet through nginx is 200" 200 "$(http GET "$EDGE/vendor/leaflet/leaflet.js")"
+expect "the app's configuration comes from the service" 200 "$(http GET "$EDGE/app-config.json")"
+http GET "$EDGE/v1/users/query-probe/notes?q=secret-search-words&ticket=lr_st_notlogged" >/dev/null
+logged_probe() {
+    local deadline=$((SECONDS + 5))
+    until grep -q "GET /v1/users/query-probe/notes HTTP" "$RUN/access.log"; do [ $SECONDS -lt $deadline ] || return 1; sleep 0.02; done
+}
+check "nginx logs paths without their query strings (tickets, searches)" \
+    'logged_probe && ! grep -q "secret-search-words\|lr_st_notlogged" "$RUN/access.log"' 
 check "... problem+json with the request id" 'is_problem 404 not_found && [ "$(field request_id)" = "$(header x-request-id)" ]'
 
 python3 -c 'import json; print(json.dumps({"username": "x" * 70000, "password": "y"}))' >"$WORK/big.json"

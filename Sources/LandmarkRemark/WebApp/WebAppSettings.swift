@@ -7,7 +7,7 @@ public struct WebAppSettings: Sendable {
     public var leafletDirectory = "/usr/share/javascript/leaflet"
     /// The tenant the app uses; empty: the app asks for it on its sign-in form.
     public var tenant = ""
-    /// A Leaflet tile URL template; empty: a map without tiles (offline, the tests).
+    /// A Leaflet tile URL template; empty (`LR_MAP_TILE_URL=none`): a map without tiles (offline, the tests).
     public var tileURL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
     public var tileAttribution = "&copy; <a href=\"https://www.openstreetmap.org/copyright\">OpenStreetMap</a> contributors"
 

@@ -169,6 +169,16 @@ enum API {
         }
     }
 
+    /// `POST /v1/events/tickets`.
+    struct StreamTicket: APIModel {
+        let ticket: String
+        let expiresIn: Int
+
+        enum CodingKeys: String, CodingKey {
+            case ticket, expiresIn = "expires_in"
+        }
+    }
+
     /// `GET /v1/me`.
     struct Me: APIModel {
         let id: String

@@ -8453,6 +8453,8 @@ public struct Client: APIProtocol {
     ///
     /// **Heartbeats and the end.** A comment line is sent every 15 seconds (configurable); once the stream has passed over events it did not send (outside `bbox`, or not for the caller), the heartbeat also carries `id: <position>` and no data, which moves the client's Last-Event-ID without dispatching an event. The access token is checked again before every batch and at every heartbeat: the stream ends within one heartbeat of the token expiring, the session being revoked, or the user or tenant being disabled. A client that does not read for 30 seconds (configurable) is disconnected.
     ///
+    /// **Browsers.** `EventSource` sends no headers: get a ticket from `POST /v1/events/tickets` with the access token and open `/v1/events?ticket=…&last_event_id=…`. A ticket works once, so reconnect with a new one rather than letting `EventSource` retry the same URL. Without `Authorization` the ticket is the credential; with it, the header is, and `ticket` is ignored.
+    ///
     /// - Remark: HTTP `GET /v1/events`.
     /// - Remark: Generated from `#/paths//v1/events/get(streamEvents)`.
     public func streamEvents(_ input: Operations.streamEvents.Input) async throws -> Operations.streamEvents.Output {
