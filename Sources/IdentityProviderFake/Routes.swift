@@ -14,6 +14,7 @@ enum Routes {
             let base = core.baseURL
             let discovery = DiscoveryDocument(
                 issuer: issuer,
+                authorizationEndpoint: base + "/authorize",
                 jwksURI: base + "/jwks",
                 tokenEndpoint: base + "/auth/token",
                 revocationEndpoint: base + "/auth/revoke")
@@ -40,6 +41,11 @@ enum Routes {
 
         router.get("/mint") { request, _ in
             try await mintFromQuery(request.uri.queryParameters, core: core)
+        }
+
+        router.get("/authorize") { request, _ in AuthorizationPage.form(request.uri.queryParameters) }
+        router.get("/authorize/approve") { request, _ in
+            try await AuthorizationPage.approve(request.uri.queryParameters, core: core)
         }
         return router
     }
@@ -86,13 +92,14 @@ enum Routes {
 /// The OpenID Connect discovery document, as much of it as the service reads.
 private struct DiscoveryDocument: Encodable {
     let issuer: String
+    let authorizationEndpoint: String
     let jwksURI: String
     let tokenEndpoint: String
     let revocationEndpoint: String
     let idTokenSigningAlgValuesSupported = ["RS256", "ES256"]
 
     enum CodingKeys: String, CodingKey {
-        case issuer, jwksURI = "jwks_uri", tokenEndpoint = "token_endpoint"
+        case issuer, authorizationEndpoint = "authorization_endpoint", jwksURI = "jwks_uri", tokenEndpoint = "token_endpoint"
         case revocationEndpoint = "revocation_endpoint"
         case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
     }

@@ -152,6 +152,18 @@ public struct AppConfiguration: Sendable {
         }
         web.tileURL = tiles == "none" ? "" : tiles
         web.tileAttribution = reader.string("LR_MAP_TILE_ATTRIBUTION", default: web.tileAttribution)
+        let google = reader.string("LR_WEB_SIGN_IN_GOOGLE", default: "")
+        if !google.isEmpty { web.signIn.append(.google(clientID: google)) }
+        let apple = reader.string("LR_WEB_SIGN_IN_APPLE", default: "")
+        if !apple.isEmpty { web.signIn.append(.apple(clientID: apple)) }
+        let oidc = reader.string("LR_WEB_SIGN_IN_OIDC", default: "")
+        if !oidc.isEmpty {
+            guard let provider = WebSignIn.oidc(oidc) else {
+                throw ConfigurationError(
+                    variable: "LR_WEB_SIGN_IN_OIDC", message: "must be \"oidc:<name> <client id> <authorization URL> [label]\", not \"\(oidc)\"")
+            }
+            web.signIn.append(provider)
+        }
         eventTicketLifetime = try reader.integer("LR_EVENT_TICKET_TTL_SECONDS", default: eventTicketLifetime, range: 5...300)
     }
 

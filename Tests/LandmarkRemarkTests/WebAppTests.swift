@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import LandmarkRemark
+@testable import LandmarkRemark
 import Testing
 
 /// The browser app as the service serves it: files with ETags, security headers, its
@@ -54,6 +54,7 @@ import Testing
             #expect(config.jsonValue["tenant"] == .string("demo"))
             #expect(config.jsonValue["tiles"]?["url"] == .string("https://{s}.tiles.example.net/{z}/{x}/{y}.png"))
             #expect(config.jsonValue["tiles"]?["attribution"] == .string("Tiles <b>by</b> Example"))
+            #expect(config.jsonValue["sign_in"] == .array([]))
             // The tiles' host, and no other, may serve images.
             #expect(config.headers[.contentSecurityPolicy]?.contains("img-src 'self' data: https://*.tiles.example.net;") == true)
         }
@@ -62,6 +63,29 @@ import Testing
             #expect(config.jsonValue["tenant"] == .null)
             #expect(config.jsonValue["tiles"]?["url"] == .string(""))
             #expect(config.headers[.contentSecurityPolicy]?.contains("img-src 'self' data:;") == true)
+        }
+    }
+
+    @Test func signInProvidersAreOfferedAsConfigured() async throws {
+        let configuration = try AppConfiguration(environment: [
+            "LR_WEB_SIGN_IN_GOOGLE": "1234-web.apps.googleusercontent.com", "LR_WEB_SIGN_IN_APPLE": "com.example.walks.web",
+            "LR_WEB_SIGN_IN_OIDC": "oidc:staff walks-web https://login.example.com/auth Staff login",
+        ])
+        #expect(configuration.web.signIn.map(\.provider) == ["google", "apple", "oidc:staff"])
+        #expect(configuration.web.signIn[2] == WebSignIn(
+            provider: "oidc:staff", label: "Staff login", authorizeURL: "https://login.example.com/auth", clientID: "walks-web",
+            responseType: "id_token", scope: "openid email profile", nonce: "raw"))
+        for bad in ["staff walks-web https://x", "oidc:staff walks-web", "oidc:Staff a https://x", "oidc:staff a ftp://x"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try AppConfiguration(environment: ["LR_WEB_SIGN_IN_OIDC": bad]) }
+        }
+        try await withApp(Self.serving { $0.web.signIn = configuration.web.signIn }) { client in
+            let offered = try await client.call(.get, "/app-config.json").jsonValue["sign_in"]
+            #expect(offered?[0]?["provider"] == .string("google"))
+            #expect(offered?[0]?["authorize_url"] == .string("https://accounts.google.com/o/oauth2/v2/auth"))
+            #expect(offered?[0]?["nonce"] == .string("hashed"))
+            #expect(offered?[1]?["response_type"] == .string("code id_token"))
+            #expect(offered?[1]?["scope"] == .string(""))
+            #expect(offered?[2]?["client_id"] == .string("walks-web"))
         }
     }
 

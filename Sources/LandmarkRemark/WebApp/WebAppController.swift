@@ -14,12 +14,14 @@ struct WebAppController {
     }
 }
 
-/// `{"tenant": "demo" or null, "tiles": {"url", "attribution"}}`.
+/// `{"tenant": "demo" or null, "tiles": {"url", "attribution"}, "sign_in": [provider…]}`.
 struct WebAppConfig: JSONResponse {
     let settings: WebAppSettings
 
     func write(to json: inout JSONWriter) {
         json.object { json in
+            json.key("sign_in")
+            json.array(settings.signIn)
             json.key("tenant")
             json.string(settings.tenant.isEmpty ? nil : settings.tenant)
             json.key("tiles")
@@ -29,6 +31,27 @@ struct WebAppConfig: JSONResponse {
                 json.key("url")
                 json.string(settings.tileURL)
             }
+        }
+    }
+}
+
+extension WebSignIn: JSONWritable {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("authorize_url")
+            json.string(authorizeURL)
+            json.key("client_id")
+            json.string(clientID)
+            json.key("label")
+            json.string(label)
+            json.key("nonce")
+            json.string(nonce)
+            json.key("provider")
+            json.string(provider)
+            json.key("response_type")
+            json.string(responseType)
+            json.key("scope")
+            json.string(scope)
         }
     }
 }

@@ -285,6 +285,11 @@ extension JSONValue: Encodable, CustomStringConvertible {
         return nil
     }
 
+    subscript(index: Int) -> JSONTree? {
+        if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
+        return nil
+    }
+
     /// The keys of an object (empty for anything else).
     var keys: Set<String> {
         if case .object(let members) = self { return Set(members.keys) }
