@@ -1,4 +1,4 @@
-.PHONY: run test test-integration fuzz fuzz-long build db-start db-stop psql bench clean
+.PHONY: run test test-integration test-web fuzz fuzz-long build db-start db-stop psql bench clean
 
 ## Start a local PostgreSQL (unless LR_DATABASE_URL is set), migrate, seed the demo tenant and serve on 127.0.0.1:8080.
 run:
@@ -11,6 +11,11 @@ test:
 ## nginx in front of two replicas, graceful shutdown, backup and restore, deploy/ checks (own PostgreSQL; `make test` runs it too).
 test-integration:
 	scripts/test-integration.sh
+
+## The web app in headless Chromium against the real service (own PostgreSQL; `make test` runs it too).
+test-web:
+	swift build --product landmark-remark
+	scripts/test-web.sh
 
 ## Schemathesis against the OpenAPI document (make test runs the short one).
 fuzz:

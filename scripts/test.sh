@@ -53,6 +53,9 @@ if [ $# -eq 0 ]; then scripts/test-integration.sh; fi
 # And property-based fuzzing of every operation against the OpenAPI document
 # (its own cluster and service; a bounded number of examples, FUZZ_MAX_EXAMPLES).
 if [ $# -eq 0 ]; then scripts/fuzz.sh; fi
+# The web app in headless Chromium (Debian's chromium and chromium-driver, driven by
+# Selenium) against the real service on a PostgreSQL of its own.
+if [ $# -eq 0 ]; then scripts/test-web.sh; fi
 # The Swift client for apps: its generated code matches the contract, and it builds as a
 # package of its own, without the server's dependencies (its tests ran with `swift test`).
 if [ $# -eq 0 ]; then
