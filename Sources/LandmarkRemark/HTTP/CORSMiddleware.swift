@@ -24,8 +24,12 @@ struct CORSMiddleware: RouterMiddleware {
     static let preflightMaxAge = "600"
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard request.uri.path.hasPrefix("/v1/"), let origin = request.headers[.origin] else {
-            return try await next(request, context)
+        guard request.uri.path.hasPrefix("/v1/") else { return try await next(request, context) }
+        guard let origin = request.headers[.origin] else {
+            // The answer depends on Origin whenever there is one, so a cache must key on it.
+            var response = try await next(request, context)
+            response.headers.append(HTTPField(name: .vary, value: "Origin"))
+            return response
         }
         if request.method == .options, request.headers[.accessControlRequestMethod] != nil {
             do {
