@@ -90,9 +90,9 @@ struct TenantCommand: AsyncParsableCommand {
 extension TenantCommand {
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change a tenant setting: min_password_length (8-128) or guests_enabled (true/false).")
+            abstract: "Change a tenant setting: min_password_length (8-128), guests_enabled (true/false) or allowed_origins (comma-separated web origins that may call the API; empty for none).")
         @Argument(help: "The tenant's slug.") var slug: String
-        @Argument(help: "min_password_length or guests_enabled.") var setting: String
+        @Argument(help: "min_password_length, guests_enabled or allowed_origins.") var setting: String
         @Argument(help: "The new value.") var value: String
 
         func run() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Postgres
 
 /// Operators' commands for sign-in with ID tokens: which providers a tenant accepts, with
 /// which client ids, and its Sign in with Apple key. They call `admin.set_identity_provider`
@@ -51,7 +52,17 @@ extension AdminCommands {
     /// `admin.set_tenant_setting`: `min_password_length` or `guests_enabled`.
     public static func setTenantSetting(tenant: String, setting: String, value: String, configuration: AppConfiguration, logger: Logger) async throws {
         try await withOwnerPool(configuration, logger: logger) { pool in
-            try await AdminStore(pool: pool).setTenantSetting(tenant: tenant, setting: setting, value: value)
+            do {
+                try await AdminStore(pool: pool).setTenantSetting(tenant: tenant, setting: setting, value: value)
+            } catch let error as PostgresError where ["22023", "22P02", "P0002", "23514"].contains(error.sqlState ?? "") {
+                // admin.set_tenant_setting's own words (an unknown setting, a bad value, no such
+                // tenant) are written for the operator; the CLI would otherwise print only the SQLSTATE.
+                throw SettingError(description: "\(setting): \(error.message)")
+            }
         }
+    }
+
+    public struct SettingError: Error, CustomStringConvertible {
+        public let description: String
     }
 }
