@@ -1,0 +1,41 @@
+// Human hints for distances and times. Pure: node can check them.
+
+/** < 10 m "here", < 1 km "120 m" (10 m steps), < 10 km "3.4 km", else "345 km". */
+export function distanceHint(metres) {
+  if (metres == null || !Number.isFinite(metres) || metres < 0) return '';
+  if (metres < 10) return 'here';
+  if (metres < 1000) return `${Math.round(metres / 10) * 10} m`;
+  if (metres < 10000) return `${(metres / 1000).toFixed(1)} km`;
+  return `${Math.round(metres / 1000)} km`;
+}
+
+const MINUTE = 60 * 1000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", then a date. */
+export function timeAgo(iso, now = Date.now()) {
+  const then = typeof iso === 'number' ? iso : Date.parse(iso);
+  if (!Number.isFinite(then)) return '';
+  // A clock a little ahead of the server's must not say "in 2 min".
+  const elapsed = Math.max(0, now - then);
+  if (elapsed < 45 * 1000) return 'just now';
+  if (elapsed < HOUR) return `${Math.max(1, Math.round(elapsed / MINUTE))} min ago`;
+  if (elapsed < DAY) return `${Math.round(elapsed / HOUR)} h ago`;
+  const days = Math.floor(elapsed / DAY);
+  if (days === 1) return 'yesterday';
+  if (days < 7) return `${days} days ago`;
+  return new Date(then).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', year: 'numeric' });
+}
+
+/** The full date and time, for a title attribute behind the short hint. */
+export function fullTime(iso) {
+  const then = Date.parse(iso);
+  if (!Number.isFinite(then)) return '';
+  return new Date(then).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** "-33.86880, 151.20930": for telling people where a dialog will save. */
+export function coords({ lat, lng }) {
+  return `${lat.toFixed(5)}, ${lng.toFixed(5)}`;
+}

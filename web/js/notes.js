@@ -1,0 +1,244 @@
+// One note, everywhere it appears: the popup on the map, the item in a list,
+// the dialog that writes it and the one that confirms its deletion.
+
+import * as api from './api.js';
+import * as store from './store.js';
+import * as dialogs from './dialogs.js';
+import { $, el } from './dom.js';
+import { coords, distanceHint, fullTime, timeAgo } from './format.js';
+import { distanceMetres, nearParam } from './geo.js';
+
+let deps = null;
+const noteDialog = () => $('#note-dialog');
+const confirmDialog = () => $('#confirm-dialog');
+
+// What the note dialog is writing: {mode: 'new', lat, lng, key} or {mode: 'edit', note}.
+let draft = null;
+let deleting = null;
+
+/**
+ * init({here() -> {lat, lng, known}, showError(error), announce(text),
+ *       placeName(id) -> string|null, newPlaceAt({lat, lng}) -> Promise<place|null>})
+ */
+export function init(dependencies) {
+  deps = dependencies;
+  const dialog = noteDialog();
+  const body = $('#note-body');
+  body.addEventListener('input', () => updateCount());
+  $('#note-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    save();
+  });
+  $('#note-cancel').addEventListener('click', () => dialogs.close(dialog));
+  $('#note-new-place').addEventListener('click', () => nameSpot());
+  dialogs.onClose(dialog, () => { draft = null; }, () => $('#map'));
+
+  $('#confirm-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    confirmDelete();
+  });
+  $('#confirm-no').addEventListener('click', () => dialogs.close(confirmDialog()));
+  dialogs.onClose(confirmDialog(), () => { deleting = null; }, () => $('#map'));
+}
+
+/** Metres from where I am to the note. */
+export function distanceTo(note) {
+  const here = deps.here();
+  return distanceMetres(here, note);
+}
+
+function meta(note, distance) {
+  const time = el('time', { className: 'note-time', dateTime: note.created_at, title: fullTime(note.created_at), text: timeAgo(note.created_at) });
+  const edited = note.updated_at && note.updated_at !== note.created_at;
+  return [
+    el('span', { className: 'by' }, 'by ', el('span', { className: 'note-author', text: note.author?.username ?? 'someone' })),
+    note.is_mine ? el('span', { className: 'badge mine', text: 'you' }) : null,
+    el('span', { className: 'sep', attrs: { 'aria-hidden': 'true' }, text: '·' }),
+    time,
+    edited ? el('span', { className: 'edited', text: '(edited)' }) : null,
+    el('span', { className: 'sep', attrs: { 'aria-hidden': 'true' }, text: '·' }),
+    el('span', { className: 'note-distance', title: 'Distance from you', text: distanceHint(distance) }),
+  ];
+}
+
+/** The content of a pin's popup. */
+export function popupFor(note) {
+  if (!note.body) {
+    // A pin drawn from a cluster of one, before its note arrived.
+    api.get(`/v1/notes/${encodeURIComponent(note.id)}`)
+      .then((full) => store.put(full, 'fetch'))
+      .catch((error) => deps.showError(error));
+    return el('div', { className: 'note-popup', dataset: { noteId: note.id } }, el('p', { className: 'muted', text: 'Loading note…' }));
+  }
+  const place = note.place_id ? deps.placeName(note.place_id) : null;
+  const box = el('div', { className: `note-popup ${note.is_mine ? 'mine' : 'others'}`, dataset: { noteId: note.id } },
+    el('p', { className: 'note-text', text: note.body }),
+    el('p', { className: 'note-meta' }, meta(note, distanceTo(note))),
+    place ? el('p', { className: 'note-place' }, 'at ', el('strong', { text: place })) : null,
+    note.visibility === 'private' ? el('p', { className: 'badge private', text: 'Private: only you see it' }) : null,
+  );
+  if (note.is_mine) {
+    const edit = el('button', { type: 'button', className: 'button small note-edit', text: 'Edit' });
+    const remove = el('button', { type: 'button', className: 'button small danger note-delete', text: 'Delete' });
+    edit.addEventListener('click', () => openEdit(store.get(note.id) ?? note));
+    remove.addEventListener('click', () => askDelete(store.get(note.id) ?? note));
+    box.append(el('div', { className: 'note-actions' }, edit, remove));
+  }
+  return box;
+}
+
+/** An entry of a note list; distance in metres (the query's, when it had one). */
+export function noteItem(note, distance, onOpen) {
+  const owner = note.is_mine ? 'mine' : 'others';
+  const open = el('button', { type: 'button', className: 'note-open' },
+    el('span', { className: `note-kind ${owner}`, attrs: { 'aria-hidden': 'true' } }),
+    el('span', { className: 'note-main' },
+      el('span', { className: 'note-text', text: note.body }),
+      el('span', { className: 'note-meta' }, meta(note, distance)),
+    ),
+  );
+  open.setAttribute('aria-label', `${note.is_mine ? 'Your note' : `Note by ${note.author?.username ?? 'someone'}`}, ${distanceHint(distance)}: ${note.body}`);
+  const item = el('li', { className: `note-item ${owner}`, dataset: { noteId: note.id } }, open);
+  if (note.visibility === 'private') item.classList.add('private');
+  item.addEventListener('click', () => onOpen(store.get(note.id) ?? note));
+  return item;
+}
+
+// ——— the note dialog ———
+
+function updateCount() {
+  const length = [...$('#note-body').value].length;
+  $('#note-count').textContent = `${length} / 500`;
+}
+
+/** Opens the dialog for a new note at {lat, lng}; how says why there: 'position', 'spot' or 'centre'. */
+export function openNew(at, how) {
+  draft = { mode: 'new', lat: at.lat, lng: at.lng, key: api.newIdempotencyKey() };
+  $('#note-dialog-title').textContent = 'New note';
+  $('#note-save').textContent = 'Save note';
+  $('#note-where').textContent = {
+    position: 'At your position.',
+    spot: `At the spot you picked (${coords(at)}).`,
+    centre: `At the map's centre (${coords(at)}): your position is not known.`,
+  }[how] ?? coords(at);
+  $('#note-body').value = '';
+  $('#note-visibility').value = 'public';
+  $('#note-new-place').hidden = false;
+  updateCount();
+  fillPlaces(at, null);
+  dialogs.open(noteDialog(), $('#note-body'));
+}
+
+export function openEdit(note) {
+  draft = { mode: 'edit', note, lat: note.lat, lng: note.lng };
+  $('#note-dialog-title').textContent = 'Edit note';
+  $('#note-save').textContent = 'Save changes';
+  $('#note-where').textContent = `Written ${timeAgo(note.created_at)} at ${coords(note)}.`;
+  $('#note-body').value = note.body;
+  $('#note-visibility').value = note.visibility;
+  $('#note-new-place').hidden = false;
+  updateCount();
+  fillPlaces(note, note.place_id);
+  dialogs.open(noteDialog(), $('#note-body'));
+}
+
+// The place choices: the places nearest the note, and the note's own place.
+async function fillPlaces(at, selected) {
+  const select = $('#note-place');
+  select.replaceChildren(el('option', { value: '', text: 'No place' }));
+  if (selected) select.append(el('option', { value: selected, text: deps.placeName(selected) ?? 'Its current place' }));
+  select.value = selected ?? '';
+  const forDraft = draft;
+  try {
+    const page = await api.get('/v1/places', { query: { near: nearParam(at), limit: 50 } });
+    if (draft !== forDraft) return;
+    const chosen = select.value;
+    select.replaceChildren(el('option', { value: '', text: 'No place' }));
+    let found = false;
+    for (const place of page.items) {
+      const hint = distanceHint(place.distance_m);
+      select.append(el('option', { value: place.id, text: hint === 'here' ? place.name : `${place.name} (${hint})` }));
+      if (place.id === chosen) found = true;
+    }
+    if (chosen && !found) select.append(el('option', { value: chosen, text: deps.placeName(chosen) ?? 'Its current place' }));
+    select.value = chosen;
+  } catch (error) {
+    if (draft === forDraft) dialogs.setError(noteDialog(), `Places could not be loaded: ${error.message}`);
+  }
+}
+
+async function nameSpot() {
+  if (!draft) return;
+  const place = await deps.newPlaceAt({ lat: draft.lat, lng: draft.lng });
+  if (!place || !draft) return;
+  const select = $('#note-place');
+  select.append(el('option', { value: place.id, text: place.name }));
+  select.value = place.id;
+}
+
+async function save() {
+  if (!draft) return;
+  const dialog = noteDialog();
+  const body = $('#note-body').value.trim();
+  const visibility = $('#note-visibility').value;
+  const placeId = $('#note-place').value || null;
+  dialogs.setError(dialog, '');
+  dialogs.setBusy(dialog, true);
+  try {
+    let note;
+    if (draft.mode === 'new') {
+      note = await api.post('/v1/notes', { body, lat: draft.lat, lng: draft.lng, visibility, place_id: placeId },
+        { headers: { 'Idempotency-Key': draft.key } });
+    } else {
+      const old = draft.note;
+      const changes = {};
+      if (body !== old.body) changes.body = body;
+      if (visibility !== old.visibility) changes.visibility = visibility;
+      if (placeId !== (old.place_id ?? null)) changes.place_id = placeId;
+      note = Object.keys(changes).length
+        ? await api.patch(`/v1/notes/${encodeURIComponent(old.id)}`, changes)
+        : old;
+    }
+    store.put(note, 'local');
+    deps.announce(draft.mode === 'new' ? 'Note saved.' : 'Note updated.');
+    dialogs.close(dialog);
+  } catch (error) {
+    dialogs.setError(dialog, error.message);
+    deps.showError(error);
+  } finally {
+    dialogs.setBusy(dialog, false);
+  }
+}
+
+// ——— deleting ———
+
+export function askDelete(note) {
+  deleting = note;
+  const text = note.body.length > 80 ? `${note.body.slice(0, 77)}…` : note.body;
+  $('#confirm-text').textContent = `“${text}” will be gone for good.`;
+  dialogs.open(confirmDialog(), $('#confirm-no'));
+}
+
+async function confirmDelete() {
+  if (!deleting) return;
+  const dialog = confirmDialog();
+  const note = deleting;
+  dialogs.setBusy(dialog, true);
+  try {
+    await api.del(`/v1/notes/${encodeURIComponent(note.id)}`);
+    store.remove(note.id, 'local');
+    deps.announce('Note deleted.');
+    dialogs.close(dialog);
+  } catch (error) {
+    if (error.status === 404) {
+      // Already gone (deleted elsewhere): what the user wanted.
+      store.remove(note.id, 'local');
+      dialogs.close(dialog);
+    } else {
+      deps.showError(error);
+      dialogs.close(dialog);
+    }
+  } finally {
+    dialogs.setBusy(dialog, false);
+  }
+}

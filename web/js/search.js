@@ -1,0 +1,47 @@
+// The search box and the scope radios. Typing waits for a pause (~250 ms)
+// and for three characters, since the service needs three in a row anyway.
+
+import * as api from './api.js';
+import * as list from './list.js';
+import { $, debounce } from './dom.js';
+
+const MIN_CHARS = 3;
+
+function current() {
+  const text = $('#search-input').value.trim();
+  const scope = document.querySelector('input[name="scope"]:checked')?.value ?? 'all';
+  return { text, scope };
+}
+
+function apply() {
+  const { text, scope } = current();
+  const searching = [...text].length >= MIN_CHARS;
+  list.setQuery({ q: searching ? text : '', scope, tooShort: text.length > 0 && !searching });
+}
+
+const applySoon = debounce(apply, 250, { onSchedule: () => api.busy(+1), onSettle: () => api.busy(-1) });
+
+export function init() {
+  const input = $('#search-input');
+  input.addEventListener('input', () => applySoon());
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') {
+      event.preventDefault();
+      applySoon.cancel();
+      apply();
+    }
+  });
+  for (const radio of document.querySelectorAll('input[name="scope"]')) {
+    radio.addEventListener('change', () => {
+      applySoon.cancel();
+      apply();
+    });
+  }
+}
+
+export function reset() {
+  applySoon.cancel();
+  $('#search-input').value = '';
+  const all = document.querySelector('input[name="scope"][value="all"]');
+  if (all) all.checked = true;
+}
