@@ -57,11 +57,13 @@ BIN=${LR_BIN:-$(swift build --show-bin-path)/landmark-remark}
 DIR=$(mktemp -d /tmp/landmark-remark-web.XXXXXX)
 chmod 755 "$DIR"
 SERVICE_PID=
+IDP_PID=
 mkdir -p "$REPORT_DIR"
 rm -f "$REPORT_DIR"/service.log "$REPORT_DIR"/*.png
 cleanup() {
     local status=$?
     if [ -n "$SERVICE_PID" ]; then kill "$SERVICE_PID" 2>/dev/null && wait "$SERVICE_PID" 2>/dev/null || true; fi
+    if [ -n "$IDP_PID" ]; then kill "$IDP_PID" 2>/dev/null && wait "$IDP_PID" 2>/dev/null || true; fi
     scripts/postgres.sh stop "$DIR" || true
     rm -rf "$DIR"
     if [ "$status" != 0 ] && [ -s "$REPORT_DIR/service.log" ]; then
@@ -91,8 +93,22 @@ export LR_SCRYPT_LOG_N=4 LR_LOGIN_FAILURES_PER_USER=1000 LR_LOGIN_FAILURES_PER_A
     LR_LOGIN_FAILURES_PER_ACCOUNT=1000000 LR_GUESTS_PER_ADDRESS_PER_HOUR=10000
 export LR_LOG_LEVEL=${LR_LOG_LEVEL:-info}
 
+# A real OpenID Connect provider on this machine (the test identity provider: its own
+# sign-in page, then back to the app with an ID token), for "Sign in with …".
+IDP_BIN=$(dirname "$BIN")/test-identity-provider
+[ -x "$IDP_BIN" ] || { echo "test-web: no $IDP_BIN (swift build builds it)" >&2; exit 1; }
+IDP_PORT=$(free_port)
+"$IDP_BIN" --port "$IDP_PORT" >"$REPORT_DIR/identity-provider.log" 2>&1 &
+IDP_PID=$!
+IDP=http://127.0.0.1:$IDP_PORT
+for _ in $(seq 1 150); do grep -q "listening on" "$REPORT_DIR/identity-provider.log" && break; sleep 0.1; done
+grep -q "listening on" "$REPORT_DIR/identity-provider.log" || { echo "test-web: the identity provider did not start" >&2; exit 1; }
+export LR_IDENTITY_ALLOW_LOOPBACK=true LR_WEB_SIGN_IN_OIDC="oidc:test web-app $IDP/authorize Test ID"
+
 "$BIN" migrate >/dev/null
 "$BIN" tenant create "$TENANT" --name "Web" >/dev/null
+"$BIN" identity-provider set --tenant "$TENANT" --provider oidc:test --client-id web-app \
+    --issuer "$IDP" --jwks-uri "$IDP/jwks" --nonce raw >/dev/null
 # Default (curated) places around Sydney and another user's notes there.
 "$BIN" seed-demo --tenant "$TENANT" --directory sql/demo >/dev/null
 
@@ -113,7 +129,7 @@ status=0
 # The tests change tenant settings (CORS origins) with the same binary and database.
 LR_WEB_BASE_URL=$BASE_URL LR_WEB_TENANT=$TENANT LR_WEB_BIN=$BIN LR_WEB_REPORT_DIR=$REPORT_DIR \
     LR_WEB_SCREENSHOTS=$SCREENSHOTS LR_WEB_SCREENSHOT_DIR=$ROOT/docs/screenshots SE_OFFLINE=true \
-    LR_WEB_TICKET_TTL=$LR_EVENT_TICKET_TTL_SECONDS \
+    LR_WEB_TICKET_TTL=$LR_EVENT_TICKET_TTL_SECONDS LR_WEB_IDENTITY_PROVIDER=$IDP \
     "$VENV/bin/python" -m unittest discover -s tests/web -t tests/web -v ${UNITTEST_ARGS[@]+"${UNITTEST_ARGS[@]}"} || status=$?
 echo "test-web: $([ "$status" = 0 ] && echo passed || echo "FAILED (exit $status)") in $(($(date +%s) - started))s"
 exit "$status"

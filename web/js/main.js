@@ -13,10 +13,11 @@ import * as places from './places.js';
 import * as live from './live.js';
 import * as dialogs from './dialogs.js';
 import { watchPosition } from './geo.js';
-import { $, narrowScreen } from './dom.js';
+import { startProviderSignIn, takeProviderReturn } from './provider-sign-in.js';
+import { $, el, narrowScreen } from './dom.js';
 
 const body = document.body;
-let config = { tenant: null, tiles: { url: '', attribution: '' } };
+let config = { tenant: null, tiles: { url: '', attribution: '' }, signIn: [] };
 let signedInAs = null; // the user's id while signed in
 let stopWatching = null;
 let mapReady = false;
@@ -56,6 +57,7 @@ async function loadConfig() {
       config = {
         tenant: value.tenant || null,
         tiles: { url: value.tiles?.url || '', attribution: value.tiles?.attribution || '' },
+        signIn: Array.isArray(value.sign_in) ? value.sign_in : [],
       };
     }
   } catch {
@@ -83,6 +85,18 @@ async function boot() {
   $('#distance-select').value = prefs.distance();
   wireAuth();
   wireApp();
+
+  // Back from a provider's sign-in page: exchange its ID token before anything else.
+  let returned = null;
+  try {
+    returned = takeProviderReturn();
+  } catch (error) {
+    showError(error);
+  }
+  if (returned) {
+    session.clear();
+    await signIn('/v1/auth/id-token', returned);
+  }
 
   let stored = session.current();
   if (stored && config.tenant && stored.tenant && stored.tenant !== config.tenant) {
@@ -152,6 +166,7 @@ function wireAuth() {
   $('#show-signup').addEventListener('click', (event) => { event.preventDefault(); showAuthForm('signup'); });
   $('#show-login').addEventListener('click', (event) => { event.preventDefault(); showAuthForm('login'); });
   $('#guest-button').addEventListener('click', () => signIn('/v1/auth/guest', undefined));
+  showProviderButtons();
   $('#logout-button').addEventListener('click', () => logOut());
   $('#alert-dismiss').addEventListener('click', () => clearError());
 
@@ -165,6 +180,30 @@ function wireAuth() {
     else if (now && !signedInAs) enterApp();
     else if (now && now.user?.id !== signedInAs) window.location.reload();
   });
+}
+
+/** "Sign in with …" for each provider the deployment offers (LR_WEB_SIGN_IN_*). */
+function showProviderButtons() {
+  const container = $('#provider-buttons');
+  container.replaceChildren(...config.signIn.map((provider) => {
+    const button = el('button', {
+      type: 'button', className: 'button', id: `provider-${provider.provider.replace(':', '-')}`,
+      text: `Sign in with ${provider.label}`,
+    });
+    button.addEventListener('click', () => {
+      const tenant = tenantForSignIn();
+      if (!tenant) {
+        showError(new Error('Enter the name of the app you want to sign in to.'));
+        $('#tenant-input')?.focus();
+        return;
+      }
+      // The page unloads; the tenant must still be known when the provider sends us back.
+      if (!config.tenant) prefs.setLastTenant(tenant);
+      startProviderSignIn(provider).catch(showError);
+    });
+    return button;
+  }));
+  container.hidden = config.signIn.length === 0;
 }
 
 async function logOut() {
