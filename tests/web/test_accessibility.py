@@ -1,12 +1,13 @@
 """Keyboard use, accessible names of every control, and a phone-sized screen."""
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from support import (
     PHONE, BrowserTestCase, User, body_data, click, dialog_open, displayed, isolated_spot, js, log_in,
-    open_app_as, show_map, show_panel, show_tab, wait_dialog, wait_for_stream, wait_pin, wait_until,
+    open_app_as, show_map, show_panel, show_tab, wait_dialog, wait_for_stream, wait_idle, wait_pin, wait_until,
 )
 
 CONTROLS = ("button, input:not([type=hidden]), select, textarea, a[href], [role=button], [role=tab], "
@@ -32,7 +33,18 @@ def tab_to(driver, element_id, limit=120):
 
 def unnamed_controls(driver):
     """Shown controls whose computed accessible name (Chromium's own) is empty. With a modal
-    dialog open, the rest of the page is inert (and nameless to Chromium): the dialog's only."""
+    dialog open, the rest of the page is inert (and nameless to Chromium): the dialog's only.
+    The map redraws its markers as data arrives, so a scan that meets a replaced element
+    starts again (a handful of times) on the page as it now is."""
+    for _ in range(5):
+        try:
+            return _unnamed_controls_once(driver)
+        except StaleElementReferenceException:
+            wait_idle(driver)
+    return _unnamed_controls_once(driver)
+
+
+def _unnamed_controls_once(driver):
     missing = []
     dialogs = driver.find_elements(By.CSS_SELECTOR, "dialog[open]")
     root = dialogs[0] if dialogs else driver
