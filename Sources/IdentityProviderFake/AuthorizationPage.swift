@@ -28,8 +28,8 @@ enum AuthorizationPage {
     /// `GET /authorize/approve?…&sub=…`: back to the app, `#id_token=…&state=…` (and a `code`
     /// when asked for one, as Apple's `code id_token`).
     static func approve(_ query: Parameters, core: ProviderCore) async throws -> Response {
-        guard let redirect = query["redirect_uri"].map(String.init), let audience = query["client_id"].map(String.init),
-            let subject = query["sub"].map(String.init), !subject.isEmpty
+        guard let redirect = query["redirect_uri"].map(String.init), redirect.hasPrefix("http"),
+            let audience = query["client_id"].map(String.init), let subject = query["sub"].map(String.init), !subject.isEmpty
         else { return page(.badRequest, "<p>redirect_uri, client_id and sub are required</p>") }
         let email = query["email"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
         var claims = core.claims(
@@ -55,8 +55,8 @@ enum AuthorizationPage {
     }
 
     private static func formEncode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
+        // ASCII only: a Location header carries no other bytes.
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 }

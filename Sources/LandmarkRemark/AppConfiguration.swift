@@ -146,7 +146,9 @@ public struct AppConfiguration: Sendable {
         web.leafletDirectory = reader.string("LR_WEB_LEAFLET_DIR", default: web.leafletDirectory)
         web.tenant = reader.string("LR_WEB_TENANT", default: web.tenant)
         let tiles = reader.string("LR_MAP_TILE_URL", default: web.tileURL)
-        guard tiles == "none" || tiles.hasPrefix("https://") || tiles.hasPrefix("http://") else {
+        // Its host goes into the Content-Security-Policy: nothing that could end a directive.
+        guard tiles == "none" || ((tiles.hasPrefix("https://") || tiles.hasPrefix("http://"))
+            && !tiles.contains(where: { $0 == ";" || $0 == "," || $0 == "'" || $0 == "\"" || $0.isWhitespace })) else {
             throw ConfigurationError(
                 variable: "LR_MAP_TILE_URL", message: "must be an http(s) URL template like https://tile.openstreetmap.org/{z}/{x}/{y}.png, or none")
         }

@@ -83,6 +83,14 @@ import Testing
             #expect(mismatch.code == "tenant_mismatch")
             #expect(mismatch.headers[.accessControlAllowOrigin] == nil)
 
+            // An empty tenant name, or a made-up one, decides nothing for anyone else.
+            for name in ["", "no-such-tenant"] {
+                let odd = try await client.call(.post, "/v1/auth/guest", headers: Self.from(Self.page, [HTTPField.Name("X-Tenant")!: name]))
+                #expect(odd.headers[.accessControlAllowOrigin] == nil)
+            }
+            let still = try await client.call(.options, "/v1/notes", headers: Self.from(Self.page, Self.preflight))
+            #expect(still.status == .noContent)
+
             // Origins that are not exactly listed.
             for origin in ["https://maps.example.com.evil.net", "http://maps.example.com", "https://maps.example.com:444", "null", "HTTPS://MAPS.EXAMPLE.COM"] {
                 let response = try await client.call(.get, "/v1/notes", token: token, headers: Self.from(origin))
@@ -95,12 +103,21 @@ import Testing
 
     @Test func operatorsListOriginsOnlyInTheirPlainForm() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await Self.allow(" HTTPS://Maps.Example.com/ ,https://maps.example.com,http://127.0.0.1:8080", tenant: tenant)
+        try await Self.allow(
+            " HTTPS://Maps.Example.com/ ,https://maps.example.com,https://maps.example.com:443,http://127.0.0.1:8080,http://a.example:80",
+            tenant: tenant)
         let stored = try await TestEnvironment.ownerScalar("SELECT array_to_string(allowed_origins, ' ') FROM tenants WHERE slug = \(tenant)", as: String.self)
-        #expect(stored == "http://127.0.0.1:8080 https://maps.example.com")
+        #expect(stored == "http://127.0.0.1:8080 http://a.example https://maps.example.com")
         for bad in ["*", "https://maps.example.com/app", "javascript:alert(1)", "maps.example.com", "https://user@maps.example.com", "null",
-                    "https://maps.example.com?x", "https://" + String(repeating: "a", count: 10) + "%00"] {
+                    "https://maps.example.com?x", "https://" + String(repeating: "a", count: 10) + "%00",
+                    "https://a.example https://b.example", "https://maps.example.com:70000", "http://[::1]:3000", "https://x.example:0"] {
             await #expect(throws: PostgresError.self, "\(bad)") { try await Self.allow(bad, tenant: tenant) }
+        }
+        // Nor behind the operators' function, straight into the table.
+        await #expect(throws: PostgresError.self) {
+            try await TestEnvironment.withOwnerPool {
+                try await $0.query("UPDATE tenants SET allowed_origins = ARRAY['https://a.example https://b.example'] WHERE slug = \(tenant)")
+            }
         }
         try await Self.allow("", tenant: tenant)
         #expect(try await TestEnvironment.ownerScalar("SELECT cardinality(allowed_origins) FROM tenants WHERE slug = \(tenant)", as: Int.self) == 0)

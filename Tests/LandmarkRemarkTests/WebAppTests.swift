@@ -58,6 +58,12 @@ import Testing
             // The tiles' host, and no other, may serve images.
             #expect(config.headers[.contentSecurityPolicy]?.contains("img-src 'self' data: https://*.tiles.example.net;") == true)
         }
+        // The tiles' host goes into the policy: nothing in the setting may end a directive.
+        for bad in ["https://t.example/{z};script-src *", "https://t.example/{z} 'unsafe-inline'", "ftp://t.example/{z}"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try AppConfiguration(environment: ["LR_MAP_TILE_URL": bad]) }
+        }
+        #expect(try AppConfiguration(environment: ["LR_MAP_TILE_URL": "none"]).web.tileURL == "")
+        #expect(try AppConfiguration(environment: [:]).web.tileURL.hasPrefix("https://tile.openstreetmap.org/"))
         try await withApp(Self.serving { $0.web.tileURL = "" }) { client in
             let config = try await client.call(.get, "/app-config.json")
             #expect(config.jsonValue["tenant"] == .null)

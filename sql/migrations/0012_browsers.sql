@@ -2,15 +2,24 @@
 -- send an Authorization header, and the origins each tenant lets call the API
 -- from other sites (CORS). See docs/api.md "Browsers".
 
--- Origins (scheme://host[:port], lowercase) whose pages may call the API for this
--- tenant. Empty: none, the default. Set with admin.set_tenant_setting.
+-- Whether every element is an origin as browsers send it: scheme://host[:port],
+-- lowercase, no path, no default port, a port that exists.
+CREATE FUNCTION valid_web_origins(p_origins text[]) RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+    SELECT coalesce(bool_and(
+        o ~ '^https?://([a-z0-9-]+\.)*[a-z0-9-]+(:[1-9][0-9]{0,4})?$'
+        AND coalesce(substring(o FROM ':([0-9]+)$')::integer, 1) <= 65535
+        AND o !~ '^https://.*:443$' AND o !~ '^http://.*:80$'), true)
+    FROM unnest(p_origins) AS o
+$$;
+
+-- Origins whose pages may call the API for this tenant. Empty: none, the default.
+-- Set with admin.set_tenant_setting; the service reads them all (TenantOrigins).
 ALTER TABLE tenants ADD COLUMN allowed_origins text[] NOT NULL DEFAULT '{}'
     CONSTRAINT tenants_allowed_origins CHECK (
-        cardinality(allowed_origins) <= 50
-        AND array_position(allowed_origins, NULL) IS NULL
-        AND array_to_string(allowed_origins, ' ') ~ '^(https?://([a-z0-9-]+\.)*[a-z0-9-]+(:[0-9]{1,5})?( |$))*$');
--- Preflights carry no X-Tenant: the service asks whether any tenant allows the origin.
-CREATE INDEX tenants_allowed_origins ON tenants USING gin (allowed_origins);
+        cardinality(allowed_origins) <= 50 AND array_position(allowed_origins, NULL) IS NULL
+        AND valid_web_origins(allowed_origins));
 
 -- A stream ticket stands in for the access token it was made with, once, for a few
 -- seconds (LR_EVENT_TICKET_TTL_SECONDS): GET /v1/events?ticket=… Stored by its
@@ -48,16 +57,6 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION redeem_stream_ticket(bytea) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION redeem_stream_ticket(bytea) TO landmark_app;
-
--- Whether any active tenant lets pages from this origin call the API (preflights).
-CREATE FUNCTION origin_allowed_by_any_tenant(p_origin text) RETURNS boolean
-LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = public, pg_temp
-AS $$
-    SELECT EXISTS (SELECT 1 FROM tenants WHERE allowed_origins @> ARRAY[p_origin] AND disabled_at IS NULL)
-$$;
-REVOKE ALL ON FUNCTION origin_allowed_by_any_tenant(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION origin_allowed_by_any_tenant(text) TO landmark_app;
 
 -- ---------------------------------------------------------------------------
 -- Retention: tickets a minute after they expire, beside the sign-in records.
@@ -142,11 +141,14 @@ BEGIN
     ELSIF p_setting = 'guests_enabled' THEN
         UPDATE tenants SET guests_enabled = p_value::boolean WHERE slug = p_slug RETURNING * INTO result;
     ELSIF p_setting = 'allowed_origins' THEN
-        -- Trimmed, lowercased, without a trailing slash, each once.
+        -- Trimmed, lowercased, without a trailing slash or a default port (browsers send
+        -- neither), each once.
         SELECT coalesce(array_agg(DISTINCT o ORDER BY o), '{}') INTO origins
-        FROM (SELECT rtrim(lower(btrim(x)), '/') AS o FROM unnest(string_to_array(p_value, ',')) AS x) s
+        FROM (SELECT regexp_replace(regexp_replace(rtrim(lower(btrim(x)), '/'), '^(https://.*):443$', '\1'),
+                                    '^(http://.*):80$', '\1') AS o
+              FROM unnest(string_to_array(p_value, ',')) AS x) s
         WHERE o <> '';
-        IF array_to_string(origins, ' ') !~ '^(https?://([a-z0-9-]+\.)*[a-z0-9-]+(:[0-9]{1,5})?( |$))*$' THEN
+        IF NOT valid_web_origins(origins) THEN
             RAISE EXCEPTION 'allowed_origins must be origins like https://app.example.com or http://localhost:3000, comma-separated, not %', p_value
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;

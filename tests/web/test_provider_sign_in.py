@@ -4,6 +4,7 @@ Google or Apple; the flow is the same)."""
 
 import json
 import os
+from urllib.parse import parse_qs, urlparse
 
 from support import (
     BASE_URL, SYDNEY, BrowserTestCase, body_data, click, displayed, driver_local_storage, fill, http, text_of,
@@ -58,8 +59,21 @@ class ProviderSignInTests(BrowserTestCase):
         self.assertNotIn("id_token", driver.current_url, "the fragment is removed")
 
     def test_the_provider_saying_no_is_shown_as_words(self):
-        driver = self.open_browser(path="/#error=access_denied&error_description=The%20user%20cancelled", position=SYDNEY)
+        driver = self.open_browser(position=SYDNEY)
+        click(driver, "#provider-oidc-test")
+        wait_until(driver, lambda d: d.current_url.startswith(PROVIDER + "/authorize?"), "the tab goes to the provider's page")
+        state = parse_qs(urlparse(driver.current_url).query)["state"][0]
+        # The person cancels there; the provider sends them back saying so.
+        driver.get(f"{BASE_URL}/#error=access_denied&error_description=The%20user%20cancelled&state={state}")
         wait_for_ready(driver)
         wait_until(driver, lambda d: displayed(d, "#alert"), "the provider's refusal is shown")
         self.assertIn("The user cancelled", text_of(driver, "#alert"))
         self.assertEqual(body_data(driver, "signedIn"), "false")
+
+    def test_words_in_a_link_this_tab_did_not_start_are_not_shown(self):
+        driver = self.open_browser(
+            path="/#error=x&error_description=Your%20account%20is%20locked.%20Call%20us", position=SYDNEY)
+        wait_for_ready(driver)
+        wait_until(driver, lambda d: displayed(d, "#alert"), "the refusal is shown")
+        self.assertNotIn("Call us", text_of(driver, "#alert"))
+        self.assertIn("did not start here", text_of(driver, "#alert"))

@@ -86,8 +86,15 @@ export async function reload({ zoomToNearest = false } = {}) {
 
 async function loadMore() {
   if (!nextCursor || !lastParams) return;
+  // The page belongs to the list it was asked for: a reload meanwhile (a new search, a
+  // move) aborts it, and its cursor must not be kept for the new list.
+  controller?.abort();
+  const mine = new AbortController();
+  controller = mine;
+  const asked = lastParams;
   try {
-    const page = await api.get('/v1/notes', { query: { ...lastParams, cursor: nextCursor } });
+    const page = await api.get('/v1/notes', { query: { ...asked, cursor: nextCursor }, signal: mine.signal });
+    if (mine.signal.aborted || lastParams !== asked) return;
     nextCursor = page.next_cursor;
     store.putAll(page.items, 'fetch');
     const known = new Set(items.map((i) => i.note.id));
@@ -96,7 +103,10 @@ async function loadMore() {
     }
     render();
   } catch (error) {
+    if (api.isAbort(error) || mine.signal.aborted) return;
     deps.showError(error);
+  } finally {
+    if (controller === mine) controller = null;
   }
 }
 

@@ -61,6 +61,10 @@ async function connect() {
     if (source !== stream) return;
     delay = MIN_DELAY;
     setState('open');
+    // Opened without a position to resume from (the first stream, or no event arrived
+    // before a reconnect): whatever changed before this moment was never sent, so what
+    // is shown is fetched again now that nothing after it can be missed.
+    if (!lastId) handler?.('resync', {});
   });
   stream.addEventListener('error', () => {
     if (source !== stream) return;

@@ -96,6 +96,10 @@ async function boot() {
   if (returned) {
     session.clear();
     await signIn('/v1/auth/id-token', returned);
+    if (session.current()) {
+      body.dataset.ready = 'true';
+      return;
+    }
   }
 
   let stored = session.current();
@@ -249,6 +253,11 @@ function enterApp() {
 function leaveApp() {
   signedInAs = null;
   live.stop();
+  // No one is signed in: stop asking for the position, and keep no trace of where the
+  // last user was (the next person on this device opens the map elsewhere).
+  stopWatching?.();
+  stopWatching = null;
+  prefs.setLastView(null);
   for (const dialog of document.querySelectorAll('dialog')) dialogs.close(dialog);
   if (mapReady) mapView.reset();
   list.reset();
@@ -290,7 +299,8 @@ function onLiveEvent(type, data) {
       places.placeRemoved(data.id);
       break;
     case 'reset':
-      // Events were missed: what is shown may be stale, so fetch it all again.
+    case 'resync':
+      // Events were missed (or may have been, before the stream opened): fetch it all again.
       refreshAll();
       break;
     default:

@@ -19,6 +19,7 @@ let options = null;
 let noteLayer = null;
 let clusterLayer = null;
 let meMarker = null;
+let keyboardOpened = false;
 let accuracyCircle = null;
 let placeMarker = null;
 let myFix = null;
@@ -72,6 +73,16 @@ export function init(opts) {
       const source = openPopupSource();
       map.closePopup();
       source?.getElement()?.focus();
+    }
+  });
+  // Every popup's close button gets a name (Leaflet's is a bare "×"); a popup opened from
+  // the keyboard takes the focus, so its buttons come next rather than after every pin.
+  map.on('popupopen', (event) => {
+    const container = event.popup.getElement();
+    container?.querySelector('.leaflet-popup-close-button')?.setAttribute('aria-label', 'Close');
+    if (keyboardOpened) {
+      keyboardOpened = false;
+      (container?.querySelector('button, a[href]:not(.leaflet-popup-close-button)') ?? container)?.focus();
     }
   });
   map.on('contextmenu', (event) => {
@@ -208,6 +219,7 @@ function makePin(id, lat, lng, single = false) {
     marker.getElement()?.addEventListener('keydown', (event) => {
       if (event.key === 'Enter' || event.key === ' ') {
         event.preventDefault();
+        keyboardOpened = true;
         marker.openPopup();
       }
     });
@@ -418,6 +430,10 @@ export function reset() {
   clearNotes();
   clearPlace();
   mode = null;
+  // The next user's position is theirs to share.
+  meMarker?.remove();
+  meMarker = null;
+  myFix = null;
 }
 
 // ——— my position and following ———

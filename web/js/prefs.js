@@ -38,7 +38,7 @@ export function lastView() {
   return null;
 }
 export function setLastView(view) {
-  write(VIEW_KEY, JSON.stringify(view));
+  write(VIEW_KEY, view == null ? null : JSON.stringify(view));
 }
 
 /** The app slug last typed on the sign-in form, when the deployment does not fix one. */

@@ -49,11 +49,12 @@ export function takeProviderReturn() {
   history.replaceState(null, '', location.pathname + location.search);
   const pending = JSON.parse(sessionStorage.getItem(PENDING) || 'null');
   sessionStorage.removeItem(PENDING);
-  if (answer.get('error')) {
-    throw new Error(`Sign-in was not completed: ${answer.get('error_description') || answer.get('error')}`);
-  }
+  // The state first: words from a link this tab did not start are not shown as the app's.
   if (!pending || answer.get('state') !== pending.state) {
     throw new Error('That sign-in did not start here; please try again.');
+  }
+  if (answer.get('error')) {
+    throw new Error(`Sign-in was not completed: ${answer.get('error_description') || answer.get('error')}`);
   }
   const result = { provider: pending.provider, id_token: answer.get('id_token'), nonce: pending.nonce };
   if (answer.get('code')) result.authorization_code = answer.get('code');

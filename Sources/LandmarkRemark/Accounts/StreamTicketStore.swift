@@ -26,8 +26,11 @@ struct StreamTicketStore: Sendable {
     /// A new ticket for the caller's access token; nil when the token has too many waiting.
     func issue(for identity: Identity, logger: Logger) async throws -> Ticket? {
         let value = Tokens.randomToken(prefix: Self.prefix)
+        // Concurrent requests of one token take turns, so the count they check stays true.
+        let lock = identity.accessTokenHash.prefix(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }
         let inserted = try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
-            try await connection.query("""
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lock))")
+            return try await connection.query("""
                 INSERT INTO stream_tickets (tenant_id, ticket_hash, access_token_hash, expires_at)
                 SELECT \(identity.tenantID), \(PostgresBytes(Tokens.sha256(value))), \(PostgresBytes(identity.accessTokenHash)),
                        now() + make_interval(secs => \(lifetime))

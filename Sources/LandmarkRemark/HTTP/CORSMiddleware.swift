@@ -54,7 +54,9 @@ struct CORSMiddleware: RouterMiddleware {
     private func preflight(origin: String, context: Context) async throws -> Response {
         guard Self.isWellFormed(origin), try await origins.anyTenantAllows(origin, logger: context.logger) else {
             // Rendered here: this sits outside `ProblemMiddleware`, to see the problems it renders.
-            return ProblemMiddleware.response(for: Self.originNotAllowed(origin), requestID: context.requestID)
+            var refusal = ProblemMiddleware.response(for: Self.originNotAllowed(origin), requestID: context.requestID)
+            refusal.headers.append(HTTPField(name: .vary, value: "Origin"))
+            return refusal
         }
         return Response(status: .noContent, headers: [
             .accessControlAllowOrigin: origin,

@@ -25,8 +25,9 @@ struct WebAppMiddleware: RouterMiddleware {
         securityHeaders = [
             .contentSecurityPolicy: settings.contentSecurityPolicy,
             .xContentTypeOptions: "nosniff",
-            // Nothing the app links to learns where the user was in it.
-            .referrerPolicy: "no-referrer",
+            // Other sites (the map's tiles: OpenStreetMap's policy asks for a Referer) learn the
+            // app's origin, never a path; no URL of the app holds anything secret anyway.
+            .referrerPolicy: "strict-origin-when-cross-origin",
         ]
     }
 
