@@ -72,6 +72,7 @@ expect "... nor through a dot-segment path" 404 "$(http GET "$EDGE/v1/../metrics
 expect "/metrics is served directly by a replica" 200 "$(http GET "$REPLICA1/metrics")"
 check "... as Prometheus text" 'grep -q "^# TYPE" "$RESPONSE_BODY"'
 expect "an unknown path through nginx is 404" 404 "$(http GET "$EDGE/wp-login.php")"
+check "... problem+json with the request id" 'is_problem 404 not_found && [ "$(field request_id)" = "$(header x-request-id)" ]'
 
 # The browser app: nginx serves web/ and Debian's Leaflet itself, with the service's headers.
 expect "the app's page through nginx is 200 text/html" "200 text/html" \
@@ -90,8 +91,7 @@ logged_probe() {
     until grep -q "GET /v1/users/query-probe/notes HTTP" "$RUN/access.log"; do [ $SECONDS -lt $deadline ] || return 1; sleep 0.02; done
 }
 check "nginx logs paths without their query strings (tickets, searches)" \
-    'logged_probe && ! grep -q "secret-search-words\|lr_st_notlogged" "$RUN/access.log"' 
-check "... problem+json with the request id" 'is_problem 404 not_found && [ "$(field request_id)" = "$(header x-request-id)" ]'
+    'logged_probe && ! grep -q "secret-search-words\|lr_st_notlogged" "$RUN/access.log"'
 
 python3 -c 'import json; print(json.dumps({"username": "x" * 70000, "password": "y"}))' >"$WORK/big.json"
 python3 -c 'import json; print(json.dumps({"username": "x" * 60000, "password": "y"}))' >"$WORK/large.json"
