@@ -160,6 +160,36 @@ class NoteOnMapTests(BrowserTestCase):
         self.assertFalse(dialog_open(driver, "#confirm-dialog"))
 
 
+    def test_an_edit_made_elsewhere_meanwhile_is_not_overwritten(self):
+        me = User.sign_up("twotabs")
+        here = isolated_spot()
+        note = me.create_note("Kiosk opens at 8", offset(here, east_m=30))
+        driver = open_app_as(self, me, here)
+        show_map(driver)
+        set_zoom(driver, 16, center=here)
+
+        popup = open_popup(driver, note["id"])
+        click(driver, f"{popup} button.note-edit")
+        wait_dialog(driver, "#note-dialog")
+        wait_idle(driver)
+        # Meanwhile, on another device, the same user changes the note.
+        me.update_note(note["id"], body="Kiosk opens at 7 on weekdays")
+        fill(driver, "#note-body", "Kiosk opens at 9")
+        click(driver, "#note-save")
+        wait_until(driver, lambda d: "changed elsewhere" in (text_of(d, "#note-dialog .dialog-error") or ""),
+                   "saving over a newer version is refused and said so")
+        self.assertTrue(dialog_open(driver, "#note-dialog"), "the dialog stays open to decide")
+        self.assertEqual(driver.find_element(By.ID, "note-body").get_attribute("value"), "Kiosk opens at 7 on weekdays",
+                         "the dialog shows the version saved elsewhere")
+        self.assertEqual(me.get_note(note["id"])["body"], "Kiosk opens at 7 on weekdays", "nothing was overwritten")
+
+        # Saving again, knowingly, replaces it.
+        fill(driver, "#note-body", "Kiosk opens at 9")
+        click(driver, "#note-save")
+        wait_dialog(driver, "#note-dialog", is_open=False)
+        wait_until(driver, lambda d: me.get_note(note["id"])["body"] == "Kiosk opens at 9", "the second save went through")
+
+
 class ClusterTests(BrowserTestCase):
     def test_clusters_when_zoomed_out_split_as_I_zoom_in(self):
         me = User.sign_up("clusters")

@@ -131,10 +131,11 @@ function refreshTokens() {
 }
 
 /**
- * request('GET', '/v1/notes', {query, body, signal, auth, headers}) -> parsed JSON (null for 204).
- * Throws ApiError with the problem's detail as its message, or an AbortError.
+ * request('GET', '/v1/notes', {query, body, signal, auth, headers}) -> parsed JSON (null for 204);
+ * with `withETag`, {value, etag}. Throws ApiError with the problem's detail as its message,
+ * or an AbortError.
  */
-export async function request(method, path, { query, body, signal, auth = true, headers = {} } = {}) {
+export async function request(method, path, { query, body, signal, auth = true, headers = {}, withETag = false } = {}) {
   const url = buildUrl(path, query);
   const stored = auth ? session.current() : null;
   const tenant = stored?.tenant || fallbackTenant;
@@ -154,6 +155,7 @@ export async function request(method, path, { query, body, signal, auth = true, 
   }
 
   if (!response.ok) throw await problemOf(response);
+  if (withETag) return { value: await readBody(response), etag: response.headers.get('ETag') };
   return readBody(response);
 }
 

@@ -130,7 +130,8 @@ export function openNew(at, how) {
 }
 
 export function openEdit(note) {
-  draft = { mode: 'edit', note, lat: note.lat, lng: note.lng };
+  draft = { mode: 'edit', note, lat: note.lat, lng: note.lng, etag: null };
+  fetchVersion(draft);
   $('#note-dialog-title').textContent = 'Edit note';
   $('#note-save').textContent = 'Save changes';
   $('#note-where').textContent = `Written ${timeAgo(note.created_at)} at ${coords(note)}.`;
@@ -140,6 +141,28 @@ export function openEdit(note) {
   updateCount();
   fillPlaces(note, note.place_id);
   dialogs.open(noteDialog(), $('#note-body'));
+}
+
+// The version being edited (its ETag), so saving cannot overwrite a change made
+// meanwhile in another tab or on another device: the service answers 412 instead.
+async function fetchVersion(forDraft) {
+  try {
+    const { value, etag } = await api.get(`/v1/notes/${encodeURIComponent(forDraft.note.id)}`, { withETag: true });
+    if (draft !== forDraft) return;
+    forDraft.etag = etag;
+    if (value.updated_at !== forDraft.note.updated_at) showVersion(forDraft, value);
+    store.put(value, 'fetch');
+  } catch (error) {
+    if (draft === forDraft) dialogs.setError(noteDialog(), error.message);
+  }
+}
+
+function showVersion(forDraft, note) {
+  forDraft.note = note;
+  $('#note-body').value = note.body;
+  $('#note-visibility').value = note.visibility;
+  $('#note-place').value = note.place_id ?? '';
+  updateCount();
 }
 
 // The place choices: the places nearest the note, and the note's own place.
@@ -195,16 +218,28 @@ async function save() {
       if (body !== old.body) changes.body = body;
       if (visibility !== old.visibility) changes.visibility = visibility;
       if (placeId !== (old.place_id ?? null)) changes.place_id = placeId;
+      const headers = draft.etag ? { 'If-Match': draft.etag } : {};
       note = Object.keys(changes).length
-        ? await api.patch(`/v1/notes/${encodeURIComponent(old.id)}`, changes)
+        ? await api.patch(`/v1/notes/${encodeURIComponent(old.id)}`, changes, { headers })
         : old;
     }
     store.put(note, 'local');
     deps.announce(draft.mode === 'new' ? 'Note saved.' : 'Note updated.');
     dialogs.close(dialog);
   } catch (error) {
-    dialogs.setError(dialog, error.message);
-    deps.showError(error);
+    if (error.status === 412 && draft?.mode === 'edit') {
+      // Changed elsewhere since the dialog opened: show that version, let the user decide.
+      const forDraft = draft;
+      await fetchVersion(forDraft);
+      if (draft === forDraft) {
+        const message = 'This note was changed elsewhere meanwhile. Its current version is shown; save again to replace it.';
+        dialogs.setError(dialog, message);
+        deps.showError(new Error(message));
+      }
+    } else {
+      dialogs.setError(dialog, error.message);
+      deps.showError(error);
+    }
   } finally {
     dialogs.setBusy(dialog, false);
   }
