@@ -67,6 +67,36 @@ class NoteOnMapTests(BrowserTestCase):
         self.assertLess(ground_distance((note["lat"], note["lng"]), here), 2, "saved at my position")
         wait_pin(driver, note["id"], "mine")
 
+    def test_a_note_of_emoji_counts_characters_as_the_service_does(self):
+        user = User.sign_up("emoji")
+        here = isolated_spot()
+        driver = open_app_as(self, user, here)
+        show_map(driver)
+        wait_me_marker_at(driver, here)
+        click(driver, "#new-note-button")
+        wait_dialog(driver, "#note-dialog")
+        # 400 characters outside the Basic Multilingual Plane: 800 UTF-16 units, which a
+        # maxlength of 500 would have cut to 250 characters. (WebDriver types only BMP text.)
+        body = "\U0001F30A" * 400
+        js(driver, "const t = document.getElementById('note-body'); t.value = arguments[0];"
+                   "t.dispatchEvent(new Event('input', {bubbles: true}))", body)
+        self.assertEqual(text_of(driver, "#note-count"), "400 / 500")
+        click(driver, "#note-save")
+        wait_dialog(driver, "#note-dialog", is_open=False)
+        notes = wait_until(driver, lambda d: user.notes(author="me"), "the note was not saved")
+        self.assertEqual(notes[0]["body"], body)
+        # Typing may go as far as the service allows: maxlength counts UTF-16 units.
+        self.assertGreaterEqual(int(driver.find_element(By.ID, "note-body").get_attribute("maxLength")), 1000)
+        # The pin's label is cut at a character, never inside one (no lone surrogate).
+        wait_pin(driver, notes[0]["id"], "mine")
+        label = js(driver, "return document.querySelector(arguments[0]).getAttribute('aria-label')",
+                   note_marker_selector(notes[0]["id"]))
+        self.assertTrue(label.endswith("…"), label)
+        # Checked in the page: a lone surrogate would not survive the trip to Python intact.
+        self.assertFalse(js(driver, "return /[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(^|[^\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]/"
+                                    ".test(document.querySelector(arguments[0]).getAttribute('aria-label'))",
+                            note_marker_selector(notes[0]["id"])), "a lone surrogate in the pin's label")
+
     def test_save_a_note_by_right_click_on_the_map(self):
         user = User.sign_up("rightclick")
         here = isolated_spot()

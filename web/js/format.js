@@ -39,3 +39,9 @@ export function fullTime(iso) {
 export function coords({ lat, lng }) {
   return `${lat.toFixed(5)}, ${lng.toFixed(5)}`;
 }
+
+/** At most `limit` characters (code points, as the service counts them), with "…" when cut. */
+export function truncate(text, limit) {
+  const characters = [...text];
+  return characters.length > limit ? `${characters.slice(0, limit - 1).join('')}…` : text;
+}

@@ -8,6 +8,7 @@ import * as store from './store.js';
 import * as prefs from './prefs.js';
 import { bboxParam, wrapLng } from './geo.js';
 import { el, debounce } from './dom.js';
+import { truncate } from './format.js';
 
 export const NOTES_ZOOM = 14;
 const FOCUS_ZOOM = 16;
@@ -189,7 +190,7 @@ function singleIcon(note) {
 function noteLabel(note) {
   if (!note) return 'Note';
   const who = note.is_mine ? 'Your note' : `Note by ${note.author?.username ?? 'someone'}`;
-  const text = note.body.length > 60 ? `${note.body.slice(0, 57)}…` : note.body;
+  const text = truncate(note.body, 58);
   return `${who}: ${text}`;
 }
 

@@ -5,7 +5,7 @@ import * as api from './api.js';
 import * as store from './store.js';
 import * as dialogs from './dialogs.js';
 import { $, el } from './dom.js';
-import { coords, distanceHint, fullTime, timeAgo } from './format.js';
+import { coords, distanceHint, fullTime, timeAgo, truncate } from './format.js';
 import { distanceMetres, nearParam } from './geo.js';
 
 let deps = null;
@@ -106,9 +106,12 @@ export function noteItem(note, distance, onOpen) {
 
 // ——— the note dialog ———
 
+// The service counts characters (code points); maxlength counts UTF-16 units, so it is
+// set at twice the limit (an emoji is two units) and this says when a note is too long.
 function updateCount() {
   const length = [...$('#note-body').value].length;
-  $('#note-count').textContent = `${length} / 500`;
+  $('#note-count').textContent = length > 500 ? `${length} / 500: too long` : `${length} / 500`;
+  $('#note-body').setAttribute('aria-invalid', String(length > 500));
 }
 
 /** Opens the dialog for a new note at {lat, lng}; how says why there: 'position', 'spot' or 'centre'. */
@@ -249,7 +252,7 @@ async function save() {
 
 export function askDelete(note) {
   deleting = note;
-  const text = note.body.length > 80 ? `${note.body.slice(0, 77)}…` : note.body;
+  const text = truncate(note.body, 78);
   $('#confirm-text').textContent = `“${text}” will be gone for good.`;
   dialogs.open(confirmDialog(), $('#confirm-no'));
 }
