@@ -48,3 +48,8 @@ bench:
 ## The same with 100,000 notes, 8 and 32 connections, 5-second runs.
 bench-quick:
 	bench/run.sh --quick
+
+.PHONY: bench-peers
+## The benchmark plus the Vapor peer (bench/peers/vapor-peer, built here: 10-18 min cold) on nearest and create.
+bench-peers:
+	bench/run.sh --peers

@@ -7,7 +7,10 @@
 3. per operation and concurrency: wrk through nginx, then pgbench with that SQL,
    with /proc CPU deltas (service, nginx, PostgreSQL) and the service's peak RSS;
 4. a perf profile of the service under nearest-50 load;
-5. writes bench/results/<date>-<mode>.md and prints it.
+5. with run.sh --peers (BENCH_PEER_URL): nearest and create also against the Vapor peer
+   (bench/peers/vapor-peer) through the same nginx, alternating with ours at each
+   concurrency (ours, peer, ours, peer: BENCH_PEER_ROUNDS rounds, 2), with its CPU;
+6. writes bench/results/<date>-<mode>[-partial][-peers].md and prints it.
 """
 import json
 import math
@@ -36,6 +39,11 @@ SERVICE_PID = int(E["BENCH_SERVICE_PID"])
 URL = E["BENCH_URL"]
 SERVICE_URL = E["BENCH_SERVICE_URL"]
 QUICK = MODE == "quick"
+# run.sh --peers: the peer's URL through nginx and its pid; the operations it serves.
+PEER_URL = E.get("BENCH_PEER_URL", "")
+PEER_PID = int(E["BENCH_PEER_PID"]) if E.get("BENCH_PEER_PID") else None
+PEER_OPS = ("nearest", "create")
+PEER_ROUNDS = int(E.get("BENCH_PEER_ROUNDS", "2"))
 CONNS = [8, 32] if QUICK else [8, 32, 128]
 DURATION = 5 if QUICK else 20
 # pgbench's rate settles within seconds (thousands of transactions); 10 s keeps the
@@ -134,6 +142,7 @@ def snapshot():
     total, idle = machine()
     own = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"service": ticks(SERVICE_PID), "nginx": tree_ticks(nginx_pid()), "postgres": tree_ticks(postmaster_pid()),
+            "peer": ticks(PEER_PID) if PEER_PID else 0,
             "driver": (own.ru_utime + own.ru_stime) * TICK, "total": total, "idle": idle, "time": time.time()}
 
 
@@ -143,8 +152,8 @@ def delta(a, b):
     return d
 
 
-def status_kb(field):
-    with open(f"/proc/{SERVICE_PID}/status") as f:
+def status_kb(field, pid=None):
+    with open(f"/proc/{pid or SERVICE_PID}/status") as f:
         for line in f:
             if line.startswith(field + ":"):
                 return int(line.split()[1])
@@ -165,10 +174,10 @@ def reset_peak_rss():
 RESULT = re.compile(r"RESULT (.*)")
 
 
-def wrk(op, script, conns, seconds, token, extra_env):
+def wrk(op, script, conns, seconds, token, extra_env, url=URL):
     env = {**E, **extra_env, "BENCH_DIR": BENCH, "BENCH_TOKEN": token, "BENCH_OP": op, "BENCH_CONNS": str(conns)}
     command = ["wrk", "-t", str(min(2, conns)), "-c", str(conns), "-d", f"{seconds}s", "--timeout", "10s", "--latency",
-               "-s", os.path.join(BENCH, "wrk", script), URL]
+               "-s", os.path.join(BENCH, "wrk", script), url]
     out = subprocess.run(command, env=env, capture_output=True, text=True)
     match = RESULT.search(out.stdout)
     if not match:
@@ -264,6 +273,81 @@ def perf_profile(token, extra_env, seconds):
     return report, None
 
 
+# ---- the peer ------------------------------------------------------------------
+
+def peer_runs(op, script, conns, token, extra_env, first_ours):
+    """Ours and the peer in turn at one concurrency: the ours run just made (the main
+    table's), then peer, ours, peer, … for BENCH_PEER_ROUNDS rounds. Each side's
+    requests and CPU ticks are summed over its runs; req/s and p50/p99 are the means
+    of its runs."""
+    runs = {"ours": [first_ours], "peer": []}
+    for round_ in range(PEER_ROUNDS):
+        if round_ > 0:
+            before = snapshot()
+            service = wrk(op, script, conns, DURATION, token, extra_env)
+            runs["ours"].append((service, delta(before, snapshot())))
+        before = snapshot()
+        peer = wrk(op, script, conns, DURATION, token, extra_env, url=PEER_URL)
+        runs["peer"].append((peer, delta(before, snapshot())))
+    out = {"op": op, "conns": conns, "rounds": PEER_ROUNDS}
+    for side, process in (("ours", "service"), ("peer", "peer")):
+        done = [(w, c) for w, c in runs[side] if w]
+        requests = sum(w.get("requests", 0) for w, _ in done)
+        mean = lambda k: statistics.mean(w[k] for w, _ in done) if done else None  # noqa: E731
+        out[side] = {
+            "runs": [w for w, _ in runs[side]],
+            "rps": mean("rps"), "p50_ms": mean("p50_ms"), "p99_ms": mean("p99_ms"),
+            "errors": sum(int(w.get("non2xx", 0)) + int(w.get("socket_errors", 0)) for w, _ in done),
+            "requests": requests,
+            "cpu_ms_per_req": (sum(c[process] for _, c in done) / TICK * 1000 / requests) if requests else None,
+            "postgres_ms_per_req": (sum(c["postgres"] for _, c in done) / TICK * 1000 / requests) if requests else None,
+            "busy_cores": mean_of([c["busy_cores"] for _, c in done]),
+        }
+    log(json.dumps({"peer": op, "conns": conns, "ours_rps": [w and w.get("rps") for w, _ in runs["ours"]],
+                    "peer_rps": [w and w.get("rps") for w, _ in runs["peer"]]}))
+    return out
+
+
+def peer_check(token):
+    """Before any run: the nearest page at a few points from ours (signed in as benchseed,
+    who has no private notes, so it sees exactly the public ones) and from the peer,
+    straight to each process: the same ids in the same order, and the items byte for byte
+    (next_cursor is each side's own opaque string; benchseed's own note, the capture's
+    create at London's centre, is is_mine true in ours and false in the peer's, which
+    knows no viewer, so ours' is_mine is read as false for the comparison)."""
+    points = [(51.5074, -0.1278), (51.52, -0.10), (48.8566, 2.3522), (40.7128, -74.0060), (35.6762, 139.6503),
+              (-33.8688, 151.2093), (64.1466, -21.9426), (52.3676, 4.9041)]
+    checks = []
+    for lat, lng in points:
+        path = f"/v1/notes?near={lat:.5f},{lng:.5f}&radius_m=10000&limit=50"
+        s_status, ours = http("GET", SERVICE_URL + path, headers={"Authorization": "Bearer " + token})
+        p_status, peer = http("GET", PEER_URL + path)
+        ok = s_status == 200 and p_status == 200
+        ours_items = [n["id"] for n in json.loads(ours)["items"]] if s_status == 200 else []
+        peer_items = [n["id"] for n in json.loads(peer)["items"]] if p_status == 200 else []
+        raw = lambda body: body.split(',"next_cursor":')[0].replace('"is_mine":true', '"is_mine":false')  # noqa: E731
+        checks.append({"point": [lat, lng], "status": [s_status, p_status], "count": [len(ours_items), len(peer_items)],
+                       "same_ids": ok and ours_items == peer_items,
+                       "same_id_set": ok and set(ours_items) == set(peer_items),
+                       "same_bytes": ok and raw(ours) == raw(peer)})
+        if ok and raw(ours) != raw(peer):
+            with open(os.path.join(WORK, f"peer-check-{lat}-{lng}.txt"), "w") as f:
+                f.write(ours + "\n" + peer + "\n")
+    # A create from each: the same keys in the same order, the same fixed values.
+    created = []
+    for url, headers in ((SERVICE_URL, {"Authorization": "Bearer " + token}), (PEER_URL, {})):
+        status, body = http("POST", url + "/v1/notes", {"body": "peer check", "lat": 51.5, "lng": -0.12}, headers)
+        created.append((status, json.loads(body) if status == 201 else body))
+    same_create = all(s == 201 for s, _ in created) and list(created[0][1]) == list(created[1][1]) and all(
+        created[0][1][k] == created[1][1][k] for k in ("body", "lat", "lng", "is_mine", "visibility", "place_id", "author"))
+    log(json.dumps({"peer_check": checks, "create": [[s, b] for s, b in created], "same_create": same_create}))
+    return {"nearest": checks, "create_status": [s for s, _ in created], "same_create": same_create}
+
+
+def mean_of(values):
+    return statistics.mean(values) if values else None
+
+
 # ---- the run ----------------------------------------------------------------
 
 def main():
@@ -287,6 +371,10 @@ def main():
     results["hwm_before_kb"] = status_kb("VmHWM")
     can_reset = reset_peak_rss()
     rows = []
+    peer_rows = []
+    if PEER_URL:
+        log("== the peer's answers against ours")
+        results["peer_check"] = peer_check(token)
     # BENCH_ONLY=nearest,create runs just those operations (for trying a change).
     only = [name for name in E.get("BENCH_ONLY", "").split(",") if name]
     for op, script, pg_scripts, description in OPS:
@@ -308,6 +396,9 @@ def main():
         else:
             log(f"== {op}: warm-up {WARMUP}s")
             wrk(op, script, CONNS[0], WARMUP, token, extra_env)
+            if PEER_URL and op in PEER_OPS:
+                log(f"== {op}: peer warm-up {WARMUP}s")
+                wrk(op, script, CONNS[0], WARMUP, token, extra_env, url=PEER_URL)
         for conns in conns_list:
             if op == "login":
                 time.sleep(4)  # let hashes of the previous run finish
@@ -328,11 +419,17 @@ def main():
                    "cpu": cpu, "pg_cpu": pg_cpu, "peak_rss_kb": peak}
             rows.append(row)
             log(json.dumps({k: row[k] for k in ("op", "conns", "service", "pgbench")}))
+            if PEER_URL and op in PEER_OPS:
+                peer_rows.append(peer_runs(op, script, conns, token, extra_env, first_ours=(service, cpu)))
         if op == "nearest":
             # Profiled here, not after the logins: abandoned logins keep hashing for seconds.
             log("== perf profile under nearest-50 load")
             results["profile"], results["profile_error"] = perf_profile(token, extra_env, 5 if QUICK else 10)
     results["rows"] = rows
+    if PEER_URL:
+        results["peer_rows"] = peer_rows
+        results["peer_rss_end_kb"] = status_kb("VmRSS", PEER_PID)
+        results["peer_hwm_end_kb"] = status_kb("VmHWM", PEER_PID)
     results["rss_end_kb"] = status_kb("VmRSS")
     results["hwm_end_kb"] = status_kb("VmHWM")
     results["peak_reset_supported"] = can_reset
@@ -342,7 +439,7 @@ def main():
 
     report = render(results)
     os.makedirs(os.path.join(BENCH, "results"), exist_ok=True)
-    suffix = "-partial" if only else ""
+    suffix = ("-partial" if only else "") + ("-peers" if PEER_URL else "")
     path = os.path.join(BENCH, "results", f"{datetime.now(timezone.utc).strftime('%Y-%m-%d')}-{MODE}{suffix}.md")
     with open(path, "w") as f:
         f.write(report)
@@ -405,6 +502,8 @@ def render(r):
             pgc = row["pg_cpu"]["postgres"] / TICK * 1000 / tx if tx else None
         w(f"| {row['description']} | {row['conns']} | {fmt(per('service'), 3)} | {fmt(per('nginx'), 3)} | "
           f"{fmt(per('postgres'), 3)} | {fmt(per('driver'), 3)} | {fmt(c['busy_cores'], 2)} | {fmt(pgc, 3)} |")
+    if r.get("peer_rows") is not None:
+        render_peers(r, w)
     w("\n## Service memory\n")
     w(f"- idle, after start, signup, capture requests: VmRSS {r['rss_idle_kb'] / 1024:.1f} MiB "
       f"(VmHWM so far {r['hwm_before_kb'] / 1024:.1f} MiB, includes one signup's 128 MiB scrypt)")
@@ -428,6 +527,52 @@ def render(r):
         w(f"Not available: {r.get('profile_error')}")
     w("")
     return "\n".join(out) + "\n"
+
+
+def render_peers(r, w):
+    pg = {(row["op"], row["conns"]): row["pgbench"] or {} for row in r["rows"]}
+    w(f"\n## Peer: Vapor 4 + postgres-nio (bench/peers/vapor-peer)\n")
+    w(f"The same requests (wrk scripts, through the same nginx, its own server block) against a plain Vapor app "
+      f"serving GET /v1/notes?near= and POST /v1/notes from the same tables with the plainest SQL: no authentication, "
+      f"no row-level security (it connects as the tables' owner), no fair shares, no idempotency keys, no ETags, no "
+      f"event fan-out (the notes table's own event triggers still run on its inserts). Pool: "
+      f"LR_DB_POOL_SIZE={E.get('BENCH_POOL_SIZE', '16')}, release build (build step: {E.get('BENCH_PEER_BUILD_SECONDS', '?')} s), "
+      f"logging at warning. At each concurrency ours and the peer ran in turn, {r['peer_rows'][0]['rounds'] if r['peer_rows'] else '?'} "
+      f"round(s) each (ours first: its first run is the main table's); req/s and p50/p99 are the means of a side's runs, "
+      f"CPU ms/request its process's CPU (utime+stime) over all its runs' requests. pgbench: the main table's, "
+      f"running our captured SQL (token lookup, tenant setting and all).\n")
+    c = r.get("peer_check")
+    if c:
+        n = len(c["nearest"])
+        w(f"Same answers (checked before the runs, straight to each process, ours signed in as benchseed, who has no "
+          f"private notes): nearest 50 within 10 km at {n} points: the same ids in the same order at "
+          f"{sum(x['same_ids'] for x in c['nearest'])}/{n}, the same set at {sum(x['same_id_set'] for x in c['nearest'])}/{n}, "
+          f"items byte-identical at {sum(x['same_bytes'] for x in c['nearest'])}/{n} (is_mine aside: ours says true on "
+          f"benchseed's own public note, the capture's create at London's centre); one create each: HTTP "
+          f"{'/'.join(map(str, c['create_status']))}, the same keys in the same order and the same values "
+          f"(but id and timestamps): {'yes' if c['same_create'] else 'NO'}.\n")
+    w("| operation | conns | ours req/s | peer req/s | ours / peer | pgbench tps | ours p50 ms | peer p50 ms | "
+      "ours p99 ms | peer p99 ms | ours CPU ms/req | peer CPU ms/req | CPU ours / peer | PostgreSQL ms/req ours / peer | errors ours / peer |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for row in r["peer_rows"]:
+        o, p = row["ours"], row["peer"]
+        ratio = lambda a, b: a / b if a and b else None  # noqa: E731
+        w(f"| {row['op']} | {row['conns']} | {fmt(o['rps'])} | {fmt(p['rps'])} | {fmt(ratio(o['rps'], p['rps']), 2)} | "
+          f"{fmt(pg.get((row['op'], row['conns']), {}).get('tps'))} | {fmt(o['p50_ms'], 2)} | {fmt(p['p50_ms'], 2)} | "
+          f"{fmt(o['p99_ms'], 2)} | {fmt(p['p99_ms'], 2)} | {fmt(o['cpu_ms_per_req'], 3)} | {fmt(p['cpu_ms_per_req'], 3)} | "
+          f"{fmt(ratio(o['cpu_ms_per_req'], p['cpu_ms_per_req']), 2)} | "
+          f"{fmt(o['postgres_ms_per_req'], 3)} / {fmt(p['postgres_ms_per_req'], 3)} | {o['errors']} / {p['errors']} |")
+    w("\nPer run, req/s (ours, peer in the order they ran):\n")
+    for row in r["peer_rows"]:
+        runs = []
+        for i in range(max(len(row["ours"]["runs"]), len(row["peer"]["runs"]))):
+            for side in ("ours", "peer"):
+                if i < len(row[side]["runs"]):
+                    runs.append(f"{side} {fmt((row[side]['runs'][i] or {}).get('rps'))}")
+        w(f"- {row['op']}, {row['conns']} conns: " + ", ".join(runs))
+    if r.get("peer_rss_end_kb"):
+        w(f"\nPeer memory after all runs: VmRSS {r['peer_rss_end_kb'] / 1024:.1f} MiB, "
+          f"VmHWM {r['peer_hwm_end_kb'] / 1024:.1f} MiB.")
 
 
 if __name__ == "__main__":

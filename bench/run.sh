@@ -3,12 +3,20 @@
 # nginx, wrk through the whole stack and pgbench against PostgreSQL alone.
 #   bench/run.sh           1,000,000 notes, 8/32/128 connections, 20 s runs
 #   bench/run.sh --quick   100,000 notes, 8/32 connections, 5 s runs
+#   bench/run.sh --peers   also builds and measures bench/peers/vapor-peer (with --quick too)
 # Writes bench/results/<date>-<quick|full>.md and prints it. See bench/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 MODE=full
-[ "${1:-}" = "--quick" ] && MODE=quick
+PEERS=""
+for arg in "$@"; do
+    case "$arg" in
+    --quick) MODE=quick ;;
+    --peers) PEERS=1 ;;
+    *) echo "usage: bench/run.sh [--quick] [--peers]"; exit 2 ;;
+    esac
+done
 START=$(date +%s)
 
 scripts/install-deps.sh wrk nginx postgresql-contrib
@@ -19,9 +27,10 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 WORK=$(mktemp -d /tmp/lr-bench.XXXXXX)
 chmod 755 "$WORK"
 PG_PORT=$(free_port)
-SERVICE_PID=""; NGINX_PID=""
+SERVICE_PID=""; NGINX_PID=""; PEER_PID=""
 cleanup() {
     [ -n "$SERVICE_PID" ] && kill "$SERVICE_PID" 2>/dev/null || true
+    [ -n "$PEER_PID" ] && kill "$PEER_PID" 2>/dev/null || true
     [ -f "$WORK/nginx/nginx.pid" ] && kill "$(cat "$WORK/nginx/nginx.pid")" 2>/dev/null || true
     scripts/postgres.sh stop "$WORK/pg" || true
     [ -n "${BENCH_KEEP:-}" ] || rm -rf "$WORK"
@@ -46,6 +55,19 @@ if [ -n "${BENCH_BIN:-}" ]; then BIN=$BENCH_BIN; else
     BIN="$(swift build -c release --show-bin-path)/landmark-remark"
 fi
 BUILD_SECONDS=$(( $(date +%s) - BUILD_START ))
+
+# --peers: the Vapor peer (bench/peers/vapor-peer, its own package and .build), built only
+# here; BENCH_PEER_BIN=path skips its build. A cold release build takes 10-18 minutes.
+PEER_BUILD_SECONDS=0
+if [ -n "$PEERS" ]; then
+    echo "== peer release build (bench/peers/vapor-peer)"
+    PEER_BUILD_START=$(date +%s)
+    if [ -n "${BENCH_PEER_BIN:-}" ]; then PEER_BIN=$BENCH_PEER_BIN; else
+        swift build -c release --package-path bench/peers/vapor-peer 2>&1 | tail -3
+        PEER_BIN="$(swift build -c release --package-path bench/peers/vapor-peer --show-bin-path)/VaporPeer"
+    fi
+    PEER_BUILD_SECONDS=$(( $(date +%s) - PEER_BUILD_START ))
+fi
 
 "$BIN" migrate
 "$BIN" tenant create bench --name "Bench" --if-missing
@@ -87,8 +109,26 @@ su_psql -At -c "SELECT 'database size: ' || pg_size_pretty(pg_database_size('lan
 # BENCH_LOAD_ONLY=1: stop after the load (to time the generator alone).
 [ -z "${BENCH_LOAD_ONLY:-}" ] || exit 0
 
-echo "== nginx on $NGINX_PORT"
 mkdir -p "$WORK/nginx"
+: >"$WORK/nginx/peers.conf"
+PEER_URL=""
+if [ -n "$PEERS" ]; then
+    # As the owner of the tables (no row-level security), over the same socket; the
+    # benchseed user (signed up above) writes the peer's notes.
+    PEER_PORT=$(free_port)
+    PEER_NGINX_PORT=$(free_port)
+    PEER_PORT=$PEER_PORT PEER_DB_SOCKET="$SOCK/.s.PGSQL.$PG_PORT" PEER_DB_USER=landmark_owner \
+    PEER_DB_NAME=landmark_remark PEER_TENANT=bench PEER_USERNAME=benchseed LR_DB_POOL_SIZE=${BENCH_POOL_SIZE:-16} \
+        "$PEER_BIN" >"$WORK/peer.log" 2>&1 &
+    PEER_PID=$!
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PEER_PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+    curl -sf "http://127.0.0.1:$PEER_PORT/healthz" >/dev/null || { echo "the peer did not start"; cat "$WORK/peer.log"; exit 1; }
+    sed -e "s|@PEER_NGINX_PORT@|$PEER_NGINX_PORT|; s|@PEER_PORT@|$PEER_PORT|" bench/nginx-peer.conf >"$WORK/nginx/peers.conf"
+    PEER_URL="http://127.0.0.1:$PEER_NGINX_PORT"
+    echo "== peer (Vapor) on $PEER_PORT, through nginx on $PEER_NGINX_PORT"
+fi
+
+echo "== nginx on $NGINX_PORT"
 sed -e "s|@NGINX_PORT@|$NGINX_PORT|; s|@SERVICE_PORT@|$SERVICE_PORT|; s|@WORK@|$WORK/nginx|g" bench/nginx.conf >"$WORK/nginx/nginx.conf"
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
 for _ in $(seq 50); do [ -s "$WORK/nginx/nginx.pid" ] && break; sleep 0.1; done
@@ -96,5 +136,6 @@ for _ in $(seq 50); do [ -s "$WORK/nginx/nginx.pid" ] && break; sleep 0.1; done
 export BENCH_MODE=$MODE BENCH_WORK=$WORK BENCH_BIN=$BIN BENCH_PG_PORT=$PG_PORT BENCH_SOCKET=$SOCK \
     BENCH_SERVICE_PID=$SERVICE_PID BENCH_SERVICE_URL="http://127.0.0.1:$SERVICE_PORT" BENCH_URL="http://127.0.0.1:$NGINX_PORT" \
     BENCH_PASSWORD="$PASSWORD" BENCH_LOAD_SECONDS=$LOAD_SECONDS BENCH_BUILD_SECONDS=$BUILD_SECONDS \
-    BENCH_NOTES=$NOTES BENCH_USERS=$USERS BENCH_NOTES2=$NOTES2 BENCH_START=$START
+    BENCH_NOTES=$NOTES BENCH_USERS=$USERS BENCH_NOTES2=$NOTES2 BENCH_START=$START \
+    BENCH_PEER_URL="$PEER_URL" BENCH_PEER_PID="$PEER_PID" BENCH_PEER_BUILD_SECONDS=$PEER_BUILD_SECONDS
 python3 bench/measure.py
