@@ -71,6 +71,10 @@ public struct AppConfiguration: Sendable {
     /// How long a stream ticket (`POST /v1/events/tickets`) may wait to be used.
     public var eventTicketLifetime = 30
 
+    // Performance (issue 22).
+    /// How often the cluster grid's deltas are folded into its cells; zero: never.
+    public var gridFoldInterval: Duration = .milliseconds(1000)
+
     public init() {}
 
     /// Reads the settings; throws `ConfigurationError` naming the first bad one.
@@ -167,6 +171,9 @@ public struct AppConfiguration: Sendable {
             web.signIn.append(provider)
         }
         eventTicketLifetime = try reader.integer("LR_EVENT_TICKET_TTL_SECONDS", default: eventTicketLifetime, range: 5...300)
+
+        // Performance (issue 22).
+        gridFoldInterval = .milliseconds(try reader.integer("LR_GRID_FOLD_INTERVAL_MS", default: 1000, range: 0...600_000))
     }
 
     /// The database URL the service needs; serving without one is a configuration error.

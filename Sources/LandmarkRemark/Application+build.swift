@@ -22,6 +22,7 @@ public func buildApplication(
         services: [
             parts.pool, HashingPoolService(pool: parts.hashingPool), parts.events,
             RetentionService(pool: parts.pool, interval: configuration.retentionInterval, logger: logger),
+            NoteGridFolder(pool: parts.pool, interval: configuration.gridFoldInterval, logger: logger),
         ],
         logger: logger)
 }

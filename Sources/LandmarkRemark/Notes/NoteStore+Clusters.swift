@@ -5,7 +5,10 @@ extension NoteStore {
     func clusters(_ request: NoteClusters, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> NoteClusters.Response {
         var request = request
         request.filters = try await resolvingUsernames(request.filters, tenantID: tenantID, on: connection)
-        let rows = try await connection.query(Self.statement(request, tenantID: tenantID, viewerID: viewerID))
+        let statement = Self.gridAnswers(request)
+            ? Self.gridStatement(request, tenantID: tenantID, viewerID: viewerID)
+            : Self.statement(request, tenantID: tenantID, viewerID: viewerID)
+        let rows = try await connection.query(statement)
         let clusters = try rows.map { row in
             let (lat, lng, count, noteID) = try row.decode((Double, Double, Int, Int64?).self)
             return NoteClusters.Cluster(lat: lat, lng: lng, count: count, noteID: noteID)

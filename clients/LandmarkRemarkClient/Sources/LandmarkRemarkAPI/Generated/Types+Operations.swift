@@ -5627,7 +5627,7 @@ public enum Operations {
     }
     /// Notes inside a viewport, grouped on the map grid
     ///
-    /// Groups the visible notes (as the list shows them: no other user's private notes, no disabled user's notes) inside `bbox` into a grid whose cell size follows `zoom` (a quarter of a web map tile each way). A cluster of one note carries its `note_id`. A `bbox` over more than 10,000 grid cells at `zoom` (the whole world at zoom 5 or more) is `422 query_too_broad`: a screen shows a few hundred.
+    /// Groups the visible notes (as the list shows them: no other user's private notes, no disabled user's notes) into a grid whose cell size follows `zoom` (a quarter of a web map tile each way). With only `bbox` and `zoom` (up to 17) the answer comes from counts the service keeps per cell, and each cluster covers a whole cell the box touches, edge cells included, so panning never changes a cluster; with `q`, `author`, `place_id` or `near`, or above zoom 17, the notes inside `bbox` are grouped as the request runs. A cluster of one note carries its `note_id`. A `bbox` over more than 10,000 grid cells at `zoom` (the whole world at zoom 5 or more) is `422 query_too_broad`: a screen shows a few hundred.
     ///
     /// - Remark: HTTP `GET /v1/notes/clusters`.
     /// - Remark: Generated from `#/paths//v1/notes/clusters/get(listNoteClusters)`.

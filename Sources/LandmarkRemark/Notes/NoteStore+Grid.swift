@@ -1,0 +1,74 @@
+import Postgres
+
+/// Clusters from the pre-aggregated grid (migration 0014): the cells the box touches, at
+/// the request's zoom, plus the deltas not folded yet and the caller's own private notes,
+/// summed per cell in one statement (one snapshot, so exact at every moment).
+extension NoteStore {
+    /// The highest zoom the grid keeps; above it a screen holds few enough notes to group live.
+    static let gridMaxZoom = 17
+
+    /// Whether the grid answers this request: the box alone (a search, an author or a
+    /// place is answered live), at a zoom the grid keeps.
+    static func gridAnswers(_ clusters: NoteClusters) -> Bool {
+        let filters = clusters.filters
+        return clusters.zoom <= gridMaxZoom && filters.search == nil && filters.author == nil && filters.placeID == nil
+            && filters.near == nil
+    }
+
+    /// The grid's cells a box touches: a row range and one or two column ranges.
+    struct CellRanges: Sendable, Equatable {
+        let rows: ClosedRange<Int>
+        let columns: [ClosedRange<Int>]
+
+        init(_ box: BoundingBox, gridSize: Int) {
+            let top = Int((NoteClusters.mercatorY(box.maxLat) * Double(gridSize)).rounded(.down))
+            let bottom = Int((NoteClusters.mercatorY(box.minLat) * Double(gridSize)).rounded(.down))
+            rows = min(top, gridSize - 1)...min(bottom, gridSize - 1)
+            let column = { (lng: Double) in
+                min(max(Int(((lng + 180) / 360 * Double(gridSize)).rounded(.down)), 0), gridSize - 1)
+            }
+            // The grid's formula wraps 180° onto column 0, where -180° is: a range reaching
+            // 180° takes that column too.
+            columns = box.longitudeRanges.map { column($0.0)...column($0.1) }
+                + (box.longitudeRanges.contains { $0.1 >= 180 } ? [0...0] : [])
+        }
+
+        /// `y BETWEEN … AND (x BETWEEN … OR …)` over the columns named `x` and `y`.
+        var condition: PostgresQuery {
+            var sql: PostgresQuery = "y BETWEEN \(literal: rows.lowerBound) AND \(literal: rows.upperBound) AND ("
+            for (index, range) in columns.enumerated() {
+                if index > 0 { sql.append(" OR ") }
+                sql.append("x BETWEEN \(literal: range.lowerBound) AND \(literal: range.upperBound)")
+            }
+            sql.append(")")
+            return sql
+        }
+    }
+
+    static func gridStatement(_ clusters: NoteClusters, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        let size = clusters.gridSize
+        let cells = CellRanges(clusters.bbox, gridSize: size)
+        var query: PostgresQuery = """
+            SELECT sum(sum_lat7)::float8 / sum(count) / 1e7, sum(sum_lng7)::float8 / sum(count) / 1e7, sum(count)::int8,
+                   CASE WHEN sum(count) = 1 THEN sum(sum_id)::int8 END
+            FROM (
+                SELECT x, y, count, sum_id, sum_lat7, sum_lng7 FROM note_grid_cells
+                WHERE tenant_id = \(tenantID) AND zoom = \(clusters.zoom) AND \(cells.condition)
+                UNION ALL
+                SELECT grid_x(lng, \(literal: size)), grid_y(lat, \(literal: size)), delta, delta * note_id,
+                       delta * round(lat * 1e7)::int8, delta * round(lng * 1e7)::int8
+                FROM note_grid_deltas WHERE tenant_id = \(tenantID)
+                UNION ALL
+                SELECT grid_x(ST_X(location::geometry), \(literal: size)), grid_y(ST_Y(location::geometry), \(literal: size)), 1, id,
+                       round(ST_Y(location::geometry) * 1e7)::int8, round(ST_X(location::geometry) * 1e7)::int8
+                FROM notes WHERE tenant_id = \(tenantID) AND user_id = \(viewerID) AND visibility = 'private'
+            ) cell
+            WHERE \(cells.condition)
+            GROUP BY x, y
+            HAVING sum(count) > 0
+            ORDER BY sum(count) DESC, CASE WHEN sum(count) = 1 THEN sum(sum_id) END, x, y
+            """
+        query.prepared = false
+        return query
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+@testable import LandmarkRemark
+import Postgres
+import Testing
+
+/// The pre-aggregated cluster grid (migration 0014) against a count of the notes
+/// themselves, after random inserts, moves, visibility changes, deletes and a disabled
+/// account: with every delta unfolded, half folded, and all folded.
+@Suite(.timeLimit(.minutes(3))) struct NoteGridTests {
+    struct Cell: Comparable, CustomStringConvertible {
+        let count: Int
+        let noteID: Int64
+        let lat: Double
+        let lng: Double
+        static func < (a: Cell, b: Cell) -> Bool { (a.count, a.noteID, a.lat, a.lng) < (b.count, b.noteID, b.lat, b.lng) }
+        var description: String { "\(count)@\(lat),\(lng)#\(noteID)" }
+    }
+
+    /// What the clusters of `box` at `zoom` must be for `viewer`, counted from the notes:
+    /// the public notes of accounts not disabled and the viewer's own private ones, in the
+    /// grid cells the box touches.
+    static func expected(tenant: String, viewer: Int64, zoom: Int, box: BoundingBox) async throws -> [Cell] {
+        let size = NoteClusters.cellsPerTile << zoom
+        let ranges = NoteStore.CellRanges(box, gridSize: size)
+        let rows = try await TestEnvironment.withOwnerPool { pool in
+            try await pool.query("""
+                SELECT grid_x(lng, \(literal: size)) AS x, grid_y(lat, \(literal: size)) AS y, count(*)::int8,
+                       CASE WHEN count(*) = 1 THEN min(id) ELSE -1 END, avg(lat), avg(lng)
+                FROM (SELECT n.id, ST_Y(n.location::geometry) AS lat, ST_X(n.location::geometry) AS lng
+                      FROM notes n JOIN users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+                      JOIN tenants t ON t.id = n.tenant_id
+                      WHERE t.slug = \(tenant)
+                        AND ((n.visibility = 'public' AND u.disabled_at IS NULL)
+                             OR (n.user_id = \(viewer) AND n.visibility = 'private'))) visible
+                GROUP BY 1, 2
+                """)
+        }
+        return try rows.compactMap { row in
+            let (x, y, count, id, lat, lng) = try row.decode((Int, Int, Int, Int64, Double, Double).self)
+            guard ranges.rows.contains(y), ranges.columns.contains(where: { $0.contains(x) }) else { return nil }
+            return Cell(count: count, noteID: id, lat: lat, lng: lng)
+        }.sorted()
+    }
+
+    static func served(_ client: some TestClientProtocol, token: String, zoom: Int, box: String) async throws -> [Cell] {
+        let response = try await client.call(.get, "/v1/notes/clusters?bbox=\(box)&zoom=\(zoom)", token: token)
+        #expect(response.status == .ok, "\(box) z\(zoom): \(response.body)")
+        return try response.decode(API.ClusterList.self).clusters.map {
+            Cell(count: $0.count, noteID: $0.noteID.flatMap { Int64($0) } ?? -1, lat: $0.lat, lng: $0.lng)
+        }.sorted()
+    }
+
+    static func compare(_ client: some TestClientProtocol, tenant: String, viewer: API.Me, token: String, stage: String) async throws {
+        let boxes = ["-10,35,30,60", "170,-50,-170,-30", "-1,50,1,52", "-180,-85,180,85"]
+        for box in boxes {
+            for zoom in [0, 2, 4, 6, 9, 12, 15, 17] {
+                let parsed = try #require(BoundingBox(parameter: box))
+                guard NoteClusters.cellCount(parsed, gridSize: NoteClusters.cellsPerTile << zoom) <= Double(NoteClusters.maximumCells) else { continue }
+                let want = try await expected(tenant: tenant, viewer: Int64(viewer.id)!, zoom: zoom, box: parsed)
+                let got = try await served(client, token: token, zoom: zoom, box: box)
+                #expect(got.map(\.count) == want.map(\.count) && got.map(\.noteID) == want.map(\.noteID),
+                        "\(stage) \(box) z\(zoom): served \(got.prefix(8)) expected \(want.prefix(8))")
+                for (a, b) in zip(got, want) where a.count == b.count && a.noteID == b.noteID {
+                    #expect(abs(a.lat - b.lat) < 1e-6 && abs(a.lng - b.lng) < 1e-6, "\(stage) \(box) z\(zoom): \(a) vs \(b)")
+                }
+            }
+        }
+    }
+
+    @Test func theGridCountsExactlyWhatIsVisibleWhateverIsFolded() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp({ $0.gridFoldInterval = .zero }) { client in
+            let viewer = try await client.signup("viewer", tenant: tenant)
+            let writers = [viewer, try await client.signup("writer_a", tenant: tenant), try await client.signup("writer_b", tenant: tenant)]
+            var generator = SystemRandomNumberGenerator()
+            // Around London, around the antimeridian in the south Pacific, and anywhere.
+            let spots: [(Double, Double, Double)] = [(51.5, -0.12, 1.5), (-40, 179.5, 3), (0, 0, 80)]
+            var ids: [String] = []
+            for index in 0..<120 {
+                let (lat, lng, spread) = spots[index % spots.count]
+                var pointLng = lng + Double.random(in: -spread...spread, using: &generator)
+                if pointLng > 180 { pointLng -= 360 }
+                let note = try await client.createNote(
+                    writers[index % writers.count], "grid \(index)",
+                    lat: max(-84, min(84, lat + Double.random(in: -spread...spread, using: &generator))), lng: pointLng,
+                    visibility: index % 4 == 0 ? "private" : "public")
+                ids.append(note.id)
+            }
+            let me = try await client.call(.get, "/v1/me", token: viewer.accessToken).decode(API.Me.self)
+            try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "all unfolded")
+
+            // Half folded, then more writes: visibility both ways, moves, deletes, a disabled account.
+            _ = try await TestEnvironment.withOwnerPool { try await $0.query("SELECT fold_note_grid(300)") }
+            for (index, id) in ids.enumerated() where index % 5 == 1 {
+                let author = writers[index % writers.count]
+                _ = try await client.call(.patch, "/v1/notes/\(id)", json: ["visibility": index % 2 == 0 ? "public" : "private"], token: author.accessToken)
+            }
+            try await TestEnvironment.withOwnerPool { pool in
+                for id in ids.enumerated().filter({ $0.offset % 7 == 3 }).map(\.element) {
+                    try await pool.query("""
+                        UPDATE notes SET location = ST_SetSRID(ST_MakePoint(ST_X(location::geometry) * 0.5, ST_Y(location::geometry) * 0.5), 4326)::geography
+                        WHERE id = \(Int64(id)!)
+                        """)
+                }
+            }
+            for (index, id) in ids.enumerated() where index % 6 == 2 {
+                _ = try await client.call(.delete, "/v1/notes/\(id)", token: writers[index % writers.count].accessToken)
+            }
+            try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_user_disabled(\(tenant), 'writer_b', true)") }
+            try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "half folded")
+
+            // Everything folded: the cells alone hold the truth, at every zoom the grid keeps.
+            try await TestEnvironment.withOwnerPool { pool in
+                while try await pool.query("SELECT fold_note_grid(1000)")[0].decode(Int.self, column: 0) > 0 {}
+            }
+            try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "all folded")
+            #expect(try await TestEnvironment.ownerScalar("""
+                SELECT count(*) FROM note_grid_cells c JOIN tenants t ON t.id = c.tenant_id WHERE t.slug = \(tenant) AND c.count = 0
+                """, as: Int.self) == 0, "no empty cells are kept")
+
+            // The account back: its notes return, through deltas again.
+            try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_user_disabled(\(tenant), 'writer_b', false)") }
+            try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "re-enabled")
+        }
+    }
+}
