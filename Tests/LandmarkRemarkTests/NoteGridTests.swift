@@ -123,6 +123,24 @@ import Testing
             // The account back: its notes return, through deltas again.
             try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_user_disabled(\(tenant), 'writer_b', false)") }
             try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "re-enabled")
+
+            // Accounts deleted take their notes along: one by its owner, one disabled first.
+            let gone = try await client.call(.delete, "/v1/me", json: ["password": writers[1].password], token: writers[1].accessToken)
+            #expect(gone.status == .noContent, "\(gone.body)")
+            try await TestEnvironment.withOwnerPool { pool in
+                try await pool.query("SELECT admin.set_user_disabled(\(tenant), 'writer_b', true)")
+                try await pool.query("""
+                    DELETE FROM users WHERE username = 'writer_b' AND tenant_id = (SELECT id FROM tenants WHERE slug = \(tenant))
+                    """)
+            }
+            try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "accounts deleted")
+            try await TestEnvironment.withOwnerPool { pool in
+                while try await pool.query("SELECT fold_note_grid(1000)")[0].decode(Int.self, column: 0) > 0 {}
+            }
+            try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "deleted, folded")
+            #expect(try await TestEnvironment.ownerScalar("""
+                SELECT count(*) FROM note_grid_cells c JOIN tenants t ON t.id = c.tenant_id WHERE t.slug = \(tenant) AND c.count < 0
+                """, as: Int.self) == 0, "no cell below zero")
         }
     }
 }

@@ -56,12 +56,14 @@ CREATE POLICY tenant_isolation ON note_grid_deltas USING (tenant_id = current_te
 GRANT SELECT ON note_grid_cells TO landmark_app;
 GRANT SELECT, INSERT ON note_grid_deltas TO landmark_app;
 
--- What a row of notes counts for on the grid: public, by an account that is not disabled.
+-- What a row of notes counts for on the grid: public, by an account that is there and not
+-- disabled. (Notes deleted with their account are taken off by the account's trigger
+-- below, before they go: by then their author is gone, and whether it was disabled with it.)
 CREATE FUNCTION note_counts_on_grid(p_tenant bigint, p_user bigint, p_visibility text) RETURNS boolean
 LANGUAGE sql STABLE
 AS $$
     SELECT p_visibility = 'public'
-       AND NOT EXISTS (SELECT 1 FROM users u WHERE u.tenant_id = p_tenant AND u.id = p_user AND u.disabled_at IS NOT NULL)
+       AND EXISTS (SELECT 1 FROM users u WHERE u.tenant_id = p_tenant AND u.id = p_user AND u.disabled_at IS NULL)
 $$;
 
 CREATE FUNCTION notes_grid_inserted() RETURNS trigger
@@ -125,6 +127,21 @@ BEGIN
 END $$;
 CREATE TRIGGER users_grid_disabled AFTER UPDATE ON users REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION users_grid_disabled();
+
+-- An account deleted takes its notes with it (ON DELETE CASCADE): the counted ones leave
+-- the grid here, while the account can still say whether they counted.
+CREATE FUNCTION users_grid_deleted() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
+AS $$
+BEGIN
+    IF OLD.disabled_at IS NULL THEN
+        INSERT INTO note_grid_deltas (tenant_id, note_id, lat, lng, delta)
+        SELECT n.tenant_id, n.id, ST_Y(n.location::geometry), ST_X(n.location::geometry), -1
+        FROM notes n WHERE n.tenant_id = OLD.tenant_id AND n.user_id = OLD.id AND n.visibility = 'public';
+    END IF;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER users_grid_deleted BEFORE DELETE ON users FOR EACH ROW EXECUTE FUNCTION users_grid_deleted();
 
 -- Moves up to p_batch of the oldest deltas into the cells of every zoom; the number
 -- moved. Any replica may call it at any time (NoteGridFolder): one runs at once, the
