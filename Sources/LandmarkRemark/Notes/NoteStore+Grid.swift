@@ -35,10 +35,10 @@ extension NoteStore {
 
         /// `y BETWEEN … AND (x BETWEEN … OR …)` over the columns named `x` and `y`.
         var condition: PostgresQuery {
-            var sql: PostgresQuery = "y BETWEEN \(literal: rows.lowerBound) AND \(literal: rows.upperBound) AND ("
+            var sql: PostgresQuery = "y BETWEEN \(Int32(rows.lowerBound)) AND \(Int32(rows.upperBound)) AND ("
             for (index, range) in columns.enumerated() {
                 if index > 0 { sql.append(" OR ") }
-                sql.append("x BETWEEN \(literal: range.lowerBound) AND \(literal: range.upperBound)")
+                sql.append("x BETWEEN \(Int32(range.lowerBound)) AND \(Int32(range.upperBound))")
             }
             sql.append(")")
             return sql
@@ -55,11 +55,11 @@ extension NoteStore {
                 SELECT x, y, count, sum_id, sum_lat7, sum_lng7 FROM note_grid_cells
                 WHERE tenant_id = \(tenantID) AND zoom = \(clusters.zoom) AND \(cells.condition)
                 UNION ALL
-                SELECT grid_x(lng, \(literal: size)), grid_y(lat, \(literal: size)), delta, delta * note_id,
+                SELECT grid_x(lng, \(Int32(size))), grid_y(lat, \(Int32(size))), delta, delta * note_id,
                        delta * round(lat * 1e7)::int8, delta * round(lng * 1e7)::int8
                 FROM note_grid_deltas WHERE tenant_id = \(tenantID)
                 UNION ALL
-                SELECT grid_x(ST_X(location::geometry), \(literal: size)), grid_y(ST_Y(location::geometry), \(literal: size)), 1, id,
+                SELECT grid_x(ST_X(location::geometry), \(Int32(size))), grid_y(ST_Y(location::geometry), \(Int32(size))), 1, id,
                        round(ST_Y(location::geometry) * 1e7)::int8, round(ST_X(location::geometry) * 1e7)::int8
                 FROM notes WHERE tenant_id = \(tenantID) AND user_id = \(viewerID) AND visibility = 'private'
             ) cell
@@ -68,7 +68,9 @@ extension NoteStore {
             HAVING sum(count) > 0
             ORDER BY sum(count) DESC, CASE WHEN sum(count) = 1 THEN sum(sum_id) END, x, y
             """
-        query.prepared = false
+        // Every value a parameter, so the text repeats and each connection plans it once:
+        // planning this UNION costs more than running it (1.2-1.7 ms against ~0.2 ms).
+        query.prepared = true
         return query
     }
 }
