@@ -212,7 +212,9 @@ import Testing
         // 0.03 degrees square: ~22 notes in all, none or one in the first 1,000: the spatial index.
         let sparse = try await Self.plan("bbox=151.0,-33.9,151.03,-33.87", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.branchesRun(sparse) == ["walked", "matches"], "\(sparse)")
-        #expect(sparse.contains("Bitmap Index Scan on notes_location_lnglat (actual rows="), "the spatial index answered\n\(sparse)")
+        // A bitmap or a plain index scan, as the statistics of the moment make cheaper: either is the spatial index.
+        #expect(sparse.contains("Bitmap Index Scan on notes_location_lnglat (actual rows=")
+                    || sparse.contains("Index Scan using notes_location_lnglat on notes"), "the spatial index answered\n\(sparse)")
 
         // With a common word as well, in a dense box: still the walk.
         let word = try await Self.plan("bbox=150.1,-34.9,152.3,-32.7&q=coffee&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
