@@ -34,6 +34,7 @@ struct NoteGridFolder: Service {
 
     /// One batch; how many deltas it moved.
     func fold() async throws -> Int {
-        try await pool.query("SELECT fold_note_grid(\(Self.batch))", logger: logger)[0].decode(Int.self, column: 0)
+        // An Int binds as bigint, and no fold_note_grid(bigint) exists: the batch is an int4.
+        try await pool.query("SELECT fold_note_grid(\(Int32(Self.batch)))", logger: logger)[0].decode(Int.self, column: 0)
     }
 }
