@@ -63,6 +63,8 @@ OPS = [
     ("create", "create.lua", ["create"], "create a note"),
     ("login", "login.lua", [], "login (scrypt N=2^17)"),
 ]
+# The same answers as plainly as SQL gives them (bench/plain/): the reads' floor.
+PLAIN = {"nearest", "search", "viewport", "clusters", "get"}
 
 
 def log(*args):
@@ -186,7 +188,10 @@ def wrk(op, script, conns, seconds, token, extra_env, url=URL):
     return {k: float(v) for k, v in (kv.split("=") for kv in match.group(1).split()) if k not in ("op",)}
 
 
-def pgbench(names, conns, seconds, tag):
+def pgbench(names, conns, seconds, tag, plain=None):
+    """The captured scripts bench/pgbench/<name>.sql as landmark_app; with plain (the
+    bench tenant's and benchseed's ids), bench/plain/<name>.sql instead, as the tables'
+    owner, behind the captured script's variable draws (bench/plain/README.md)."""
     prefix = os.path.join(WORK, "pgbench-logs", tag)
     os.makedirs(os.path.dirname(prefix), exist_ok=True)
     for old in os.listdir(os.path.dirname(prefix)):
@@ -194,11 +199,14 @@ def pgbench(names, conns, seconds, tag):
             os.remove(os.path.join(os.path.dirname(prefix), old))
     with open(os.path.join(BENCH, "pgbench", names[0] + ".sql")) as f:
         found = re.search(r"^-- pgbench-protocol: (\w+)", f.read(), re.M)
-    protocol = found.group(1) if found else "prepared"
+    protocol = "prepared" if plain else (found.group(1) if found else "prepared")
     command = ["pgbench", "-n", "-M", protocol, "-c", str(conns), "-j", str(min(2, conns)), "-T", str(seconds),
-               "-h", SOCK, "-p", PG_PORT, "-U", "landmark_app", "-l", f"--log-prefix={prefix}"]
+               "-h", SOCK, "-p", PG_PORT, "-U", "landmark_owner" if plain else "landmark_app", "-l",
+               f"--log-prefix={prefix}"]
     for name in names:
-        command += ["-f", os.path.join(BENCH, "pgbench", name + ".sql") + "@1"]
+        command += ["-f", (plain_script(name) if plain else os.path.join(BENCH, "pgbench", name + ".sql")) + "@1"]
+    if plain:
+        command += ["-D", f"tenant={plain[0]}", "-D", f"viewer={plain[1]}"]
     command.append("landmark_remark")
     out = subprocess.run(command, capture_output=True, text=True, cwd=WORK)
     tps = re.search(r"tps = ([\d.]+) \(without initial connection time\)", out.stdout)
@@ -222,6 +230,18 @@ def pgbench(names, conns, seconds, tag):
     errors = len(re.findall(r"ERROR", out.stderr))
     return {"tps": float(tps.group(1)), "protocol": protocol, "p50_ms": pct(50), "p99_ms": pct(99),
             "failed": int(failed.group(1)) if failed else 0, "stderr_errors": errors}
+
+
+def plain_script(name):
+    """bench/plain/<name>.sql behind the \\set lines of the captured bench/pgbench/<name>.sql."""
+    with open(os.path.join(BENCH, "pgbench", name + ".sql")) as f:
+        draws = [line for line in f if line.startswith("\\set ")]
+    with open(os.path.join(BENCH, "plain", name + ".sql")) as f:
+        body = f.read()
+    path = os.path.join(WORK, f"plain-{name}.sql")
+    with open(path, "w") as f:
+        f.write("".join(draws) + body)
+    return path
 
 
 def scrypt_worker(deadline):
@@ -344,6 +364,41 @@ def peer_check(token):
     return {"nearest": checks, "create_status": [s for s, _ in created], "same_create": same_create}
 
 
+def plain_check(token, ids, note_id):
+    """Before any run: each plain script, with the captured request's values, returns the
+    rows the service returned for that request (ids in order; for clusters the counts and
+    centres). A plain script that answered something else would make a floor of nothing."""
+    bbox = capture_sql.london_bbox()
+    values = {"lat": capture_sql.CITY[0], "lng": capture_sql.CITY[1], "min_lng": bbox[0], "min_lat": bbox[1],
+              "max_lng": bbox[2], "max_lat": bbox[3], "id": note_id, "tenant": ids[0], "viewer": ids[1]}
+    bbox_text = ",".join(f"{v:.5f}" for v in bbox)
+    paths = {"nearest": f"/v1/notes?near={capture_sql.CITY[0]},{capture_sql.CITY[1]}&radius_m=10000&limit=50",
+             "search-common": "/v1/notes?q=coffee&limit=50", "search-rare": "/v1/notes?q=axolotl&limit=50",
+             "viewport": f"/v1/notes?bbox={bbox_text}", "clusters": f"/v1/notes/clusters?zoom=10&bbox={bbox_text}",
+             "get": f"/v1/notes/{note_id}"}
+    checks = {}
+    for name, path in paths.items():
+        status, body = http("GET", SERVICE_URL + path, headers={"Authorization": "Bearer " + token})
+        answer = json.loads(body) if status == 200 else {}
+        command = AS_POSTGRES + ["psql", "-X", "-q", "-At", "-F", "|", "-v", "ON_ERROR_STOP=1", "-h", SOCK, "-p", PG_PORT,
+                                 "-U", "postgres", "-d", "landmark_remark", "-f", os.path.join(BENCH, "plain", name + ".sql")]
+        for key, value in values.items():
+            command[len(AS_POSTGRES) + 1:len(AS_POSTGRES) + 1] = ["-v", f"{key}={value}"]
+        out = subprocess.run(command, capture_output=True, text=True, cwd="/")
+        rows = [line.split("|") for line in out.stdout.splitlines() if line]
+        if name == "clusters":
+            ours = [(c["count"], round(c["lat"], 5), round(c["lng"], 5)) for c in answer.get("items", answer.get("clusters", []))]
+            plain = [(int(r[2]), round(float(r[0]), 5), round(float(r[1]), 5)) for r in rows]
+        else:
+            items = answer.get("items", [answer] if "id" in answer else [])
+            ours = [str(n["id"]) for n in items]
+            plain = [r[0] for r in rows][:len(ours) if name != "get" else None]
+        checks[name] = {"status": status, "rows": len(plain), "same": status == 200 and bool(ours) and ours == plain,
+                        "error": out.stderr.strip()[-300:] or None}
+    log(json.dumps({"plain_check": checks}))
+    return checks
+
+
 def mean_of(values):
     return statistics.mean(values) if values else None
 
@@ -372,6 +427,10 @@ def main():
     can_reset = reset_peak_rss()
     rows = []
     peer_rows = []
+    plain_ids = psql("SELECT t.id, u.id FROM tenants t JOIN users u ON u.tenant_id = t.id "
+                     "WHERE t.slug = 'bench' AND u.username = 'benchseed'").split("|")
+    log("== the plain scripts' answers against ours")
+    results["plain_check"] = plain_check(token, plain_ids, (int(note_min) + int(note_max)) // 2)
     if PEER_URL:
         log("== the peer's answers against ours")
         results["peer_check"] = peer_check(token)
@@ -415,8 +474,14 @@ def main():
                 bench = pgbench(pg_scripts, conns, PG_DURATION, f"{op}-{conns}")
                 time.sleep(0.5)  # let the backends exit and be reaped, so their CPU is counted
                 pg_cpu = delta(before, snapshot())
+            plain = plain_cpu = None
+            if op in PLAIN:
+                before = snapshot()
+                plain = pgbench(pg_scripts, conns, PG_DURATION, f"{op}-{conns}-plain", plain=plain_ids)
+                time.sleep(0.5)
+                plain_cpu = delta(before, snapshot())
             row = {"op": op, "description": description, "conns": conns, "service": service, "pgbench": bench,
-                   "cpu": cpu, "pg_cpu": pg_cpu, "peak_rss_kb": peak}
+                   "cpu": cpu, "pg_cpu": pg_cpu, "peak_rss_kb": peak, "plain": plain, "plain_cpu": plain_cpu}
             rows.append(row)
             log(json.dumps({k: row[k] for k in ("op", "conns", "service", "pgbench")}))
             if PEER_URL and op in PEER_OPS:
@@ -502,6 +567,8 @@ def render(r):
             pgc = row["pg_cpu"]["postgres"] / TICK * 1000 / tx if tx else None
         w(f"| {row['description']} | {row['conns']} | {fmt(per('service'), 3)} | {fmt(per('nginx'), 3)} | "
           f"{fmt(per('postgres'), 3)} | {fmt(per('driver'), 3)} | {fmt(c['busy_cores'], 2)} | {fmt(pgc, 3)} |")
+    if any(row.get("plain") for row in r["rows"]):
+        render_plain(r, w)
     if r.get("peer_rows") is not None:
         render_peers(r, w)
     w("\n## Service memory\n")
@@ -527,6 +594,32 @@ def render(r):
         w(f"Not available: {r.get('profile_error')}")
     w("")
     return "\n".join(out) + "\n"
+
+
+def render_plain(r, w):
+    w("\n## PostgreSQL time against the plain query (bench/plain/)\n")
+    w("The same answer as one plain statement (no token lookup, no row-level security, no tenant setting, no "
+      "transaction; the tables' owner, -M prepared), with the captured script's variable draws, at the same "
+      "connections right after the captured script. PostgreSQL ms are CPU time of all backends per request or "
+      "transaction. Target (issue 22): the service's at or under 1.15 x the plain query's.\n")
+    check = r.get("plain_check") or {}
+    if check:
+        w("Same rows as the service's answer to the captured request: " + ", ".join(
+            f"{name} {'yes' if c['same'] else 'NO'} ({c['rows']} rows)" for name, c in check.items()) + ".\n")
+    w("| operation | conns | service: PostgreSQL ms/req | captured SQL: ms/tx | plain: ms/tx | plain tps | "
+      "service / plain | captured / plain |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for row in r["rows"]:
+        if not row.get("plain"):
+            continue
+        n = (row["service"] or {}).get("requests") or 0
+        service = row["cpu"]["postgres"] / TICK * 1000 / n if n else None
+        per_tx = lambda bench, cpu: (cpu["postgres"] / TICK * 1000 / (bench["tps"] * PG_DURATION)  # noqa: E731
+                                     if bench and cpu and bench.get("tps") else None)
+        captured, plain = per_tx(row["pgbench"], row["pg_cpu"]), per_tx(row["plain"], row["plain_cpu"])
+        ratio = lambda a, b: a / b if a and b else None  # noqa: E731
+        w(f"| {row['description']} | {row['conns']} | {fmt(service, 3)} | {fmt(captured, 3)} | {fmt(plain, 3)} | "
+          f"{fmt(row['plain'].get('tps'))} | {fmt(ratio(service, plain), 2)} | {fmt(ratio(captured, plain), 2)} |")
 
 
 def render_peers(r, w):

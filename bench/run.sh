@@ -94,7 +94,9 @@ curl -sf -X POST "http://127.0.0.1:$SERVICE_PORT/v1/auth/signup" -H 'X-Tenant: b
     -d "{\"username\": \"benchseed\", \"password\": \"$PASSWORD\"}" >/dev/null
 HASH=$(su_psql -At -c "SELECT password_hash FROM users WHERE username = 'benchseed'")
 
-if [ $MODE = quick ]; then USERS=1000; NOTES=100000; USERS2=100; NOTES2=10000
+# BENCH_NOTES=10000000: that many notes in bench instead (a hundred per user; bench2 a tenth).
+if [ -n "${BENCH_NOTES:-}" ]; then NOTES=$BENCH_NOTES; USERS=$((NOTES / 100)); NOTES2=$((NOTES / 10)); USERS2=$((USERS / 10))
+elif [ $MODE = quick ]; then USERS=1000; NOTES=100000; USERS2=100; NOTES2=10000
 else USERS=10000; NOTES=1000000; USERS2=1000; NOTES2=100000; fi
 echo "== data: $USERS users, $NOTES notes in bench; $NOTES2 notes in bench2; 2000 places"
 LOAD_START=$(date +%s.%N)
