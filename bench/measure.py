@@ -376,6 +376,11 @@ def plain_check(token, ids, note_id):
              "search-common": "/v1/notes?q=coffee&limit=50", "search-rare": "/v1/notes?q=axolotl&limit=50",
              "viewport": f"/v1/notes?bbox={bbox_text}", "clusters": f"/v1/notes/clusters?zoom=10&bbox={bbox_text}",
              "get": f"/v1/notes/{note_id}"}
+    # The capture's create is a grid delta until the service's folder takes it (each second);
+    # the plain clusters statement reads folded cells only.
+    deadline = time.time() + 15
+    while psql("SELECT count(*) FROM note_grid_deltas") != "0" and time.time() < deadline:
+        time.sleep(0.2)
     checks = {}
     for name, path in paths.items():
         status, body = http("GET", SERVICE_URL + path, headers={"Authorization": "Bearer " + token})

@@ -14,12 +14,10 @@
 \set id random(1, 100000)
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, tenant_slug, user_id, username, session_id FROM authenticate_access_token('\x17f0bb36872eb018c9d38cd2e6916f5c7cf19362f0f65d197d7b48f431c85ce0');
+SELECT tenant_id, tenant_slug, user_id, username, session_id FROM authenticate_access_token('\x5f1c6dc48663e60ac930aa6e6a183c7da8dc55ba834ac4bf18a086cff94ebf7d');
 \endpipeline
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true), set_config('app.tenant_id', '1', true);
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
 SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
 	n.visibility, n.place_id, n.created_at, n.updated_at
 	FROM tenant_notes n
