@@ -642,8 +642,8 @@ def render_peers(r, w):
     c = r.get("peer_check")
     if c:
         n = len(c["nearest"])
-        w(f"Same answers (checked before the runs, straight to each process, ours signed in as benchseed, who has no "
-          f"private notes): nearest 50 within 10 km at {n} points: the same ids in the same order at "
+        w(f"Same answers (checked before the runs, straight to each process, ours signed in as benchseed, whose 11 private "
+          f"notes (the generator's) are not among the 50 nearest at these points): nearest 50 within 10 km at {n} points: the same ids in the same order at "
           f"{sum(x['same_ids'] for x in c['nearest'])}/{n}, the same set at {sum(x['same_id_set'] for x in c['nearest'])}/{n}, "
           f"items byte-identical at {sum(x['same_bytes'] for x in c['nearest'])}/{n} (is_mine aside: ours says true on "
           f"benchseed's own public note, the capture's create at London's centre); one create each: HTTP "
