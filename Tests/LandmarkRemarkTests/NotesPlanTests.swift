@@ -256,6 +256,15 @@ import Testing
         #expect(Self.branchesRun(rare) == ["walked", "matches"], "\(rare)")
         #expect(Self.cte(rare, "matches").contains("Bitmap Index Scan on notes_body_trgm (actual rows="), "\(rare)")
 
+        // A rare word in a box that holds every note: planned for its values (not prepared),
+        // it is found through the trigram index, not by reading the whole box.
+        var boxedParameters = try QueryParameters(query: "bbox=150.1,-34.9,152.3,-32.7&q=lighthouse&in=body")
+        #expect(!NoteStore.statement(try NoteList(&boxedParameters), tenantID: tenantID, viewerID: viewerID).prepared,
+                "a word in a box is planned per query")
+        let boxed = try await Self.plan("bbox=150.1,-34.9,152.3,-32.7&q=lighthouse&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.branchesRun(boxed) == ["walked", "matches"], "\(boxed)")
+        #expect(Self.cte(boxed, "matches").contains("Bitmap Index Scan on notes_body_trgm (actual rows="), "\(boxed)")
+
         for query in ["q=coffee&in=body", "q=977&in=body", "q=coffee%20note%20999&in=body", "q=lighthouse&in=body",
                       "q=lighthouse", "q=977&in=body&limit=3", "q=977&in=body&limit=20", "q=planner7"] {
             try await Self.expectPagesExact(query, tenantID: tenantID, viewerID: viewerID)

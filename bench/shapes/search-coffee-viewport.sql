@@ -1,6 +1,6 @@
 -- search-coffee-viewport: GET /v1/notes?q=coffee&in=body&bbox=<10 km box in London>&limit=50
--- The SQL of NoteList.newestStatement (walk, walk further, or every match); prepared, as the service runs it.
--- pgbench-protocol: prepared
+-- The SQL of NoteList.newestStatement (walk, walk further, or every match); planned per query, as the service runs it (a word in a box, since 2026-11-24).
+-- pgbench-protocol: extended
 \set lim 51
 \set min_lng -0.1278 - 0.045 * 1.606648816 + random(-1000, 1000) / 111320.0
 \set max_lng :min_lng + 0.09 * 1.606648816
