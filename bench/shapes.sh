@@ -42,16 +42,22 @@ read -r NEAR_DIST10 NEAR_ID10 < <(q "WITH o AS (SELECT ST_SetSRID(ST_MakePoint(-
 DEFINES=(-D tenant="$TENANT" -D viewer="$VIEWER" -D new_micros10="$NEW_MICROS10" -D new_id10="$NEW_ID10"
          -D near_dist10="$NEAR_DIST10" -D near_id10="$NEAR_ID10")
 
-# The walking shapes share one statement (shapes/newest-walk.sql.part); each script names
-# its filter on a line `-- @newest-walk: <condition>`, replaced here by the statement.
-expand_walk() {
-    python3 - "$1" bench/shapes/newest-walk.sql.part <<'PY'
-import sys
-script, part = sys.argv[1], sys.argv[2]
-statement = "".join(line for line in open(part) if not line.startswith("--"))
-marker = "-- @newest-walk: "
+# Shapes that share a statement name it on a line `-- @<part>: <condition>`, replaced here
+# by shapes/<part>.sql.part with <condition> as its @CONDITION@ (pgbench has no include):
+# the walking newest-first statement (newest-walk) and the cluster grid's (grid-clusters).
+expand_parts() {
+    python3 - "$1" bench/shapes <<'PY'
+import os, re, sys
+script, parts = sys.argv[1], sys.argv[2]
+marker = re.compile(r"^-- @([a-z-]+): ?(.*)$")
 for line in open(script):
-    sys.stdout.write(statement.replace("@CONDITION@", line[len(marker):].strip()) if line.startswith(marker) else line)
+    found = marker.match(line)
+    if not found:
+        sys.stdout.write(line)
+        continue
+    part = os.path.join(parts, found.group(1) + ".sql.part")
+    statement = "".join(l for l in open(part) if not l.startswith("--"))
+    sys.stdout.write(statement.replace("@CONDITION@", found.group(2).strip()))
 PY
 }
 
@@ -70,8 +76,8 @@ for shape in "${SHAPES[@]}"; do
     script=$SHAPES_DIR/$shape.sql
     protocol=$(sed -n 's/^-- pgbench-protocol: //p' "$script")
     rm -f "$OUT/$shape".*
-    if grep -q '^-- @newest-walk: ' "$script"; then
-        expand_walk "$script" > "$OUT/$shape.script.sql"
+    if grep -qE '^-- @[a-z-]+:' "$script"; then
+        expand_parts "$script" > "$OUT/$shape.script.sql"
         script=$OUT/$shape.script.sql
     fi
     if [ "$shape" = insert ]; then START_ID=$(q "SELECT coalesce(max(id), 0) FROM notes"); fi
