@@ -54,14 +54,9 @@ import Testing
 
     /// Folds every delta as the service's `NoteGridFolder` does: its statement, on the service's role.
     static func foldAsTheService() async throws {
-        let pool = try PostgresPool(configuration: .init(conninfo: try TestEnvironment.variable("LR_TEST_DATABASE_URL"), maxConnections: 1))
-        let folder = NoteGridFolder(pool: pool, interval: .zero, logger: TestEnvironment.logger)
-        do {
+        try await TestEnvironment.withAppPool { pool in
+            let folder = NoteGridFolder(pool: pool, interval: .zero, logger: TestEnvironment.logger)
             while try await folder.fold() == NoteGridFolder.batch {}
-            await pool.close()
-        } catch {
-            await pool.close()
-            throw error
         }
     }
 

@@ -75,9 +75,8 @@ import Testing
         let placeList = places ? try PlaceList(&parameters) : nil
         let list = clusters || places ? nil : try NoteList(&parameters)
         let cluster = clusters ? try NoteClusters(&parameters) : nil
-        let pool = try PostgresPool(configuration: .init(conninfo: try TestEnvironment.variable("LR_TEST_DATABASE_URL"), maxConnections: 1))
-        do {
-            let rows = try await pool.withTransaction(settings: [("app.tenant_id", String(tenantID))]) { connection in
+        let rows = try await TestEnvironment.withAppPool { pool in
+            try await pool.withTransaction(settings: [("app.tenant_id", String(tenantID))]) { connection in
                 // The service's own steps: usernames first, then the statement.
                 var statement: PostgresQuery = if let placeList {
                     PlaceStore.statement(placeList, tenantID: tenantID, viewerID: viewerID)
@@ -93,12 +92,8 @@ import Testing
                 statement.prepared = false
                 return try await connection.query(statement)
             }
-            await pool.close()
-            return try rows.map { try $0.decode(String.self, column: 0) }.joined(separator: "\n")
-        } catch {
-            await pool.close()
-            throw error
         }
+        return try rows.map { try $0.decode(String.self, column: 0) }.joined(separator: "\n")
     }
 
     /// One seeded tenant for every test of the suite.

@@ -61,7 +61,19 @@ enum TestEnvironment {
     @discardableResult
     /// Runs `body` with a pool on the owner role, for arranging data and checking it behind the API's back.
     static func withOwnerPool<T: Sendable>(_ body: (PostgresPool) async throws -> T) async throws -> T {
-        let pool = try PostgresPool(configuration: .init(conninfo: try variable("LR_TEST_MIGRATE_DATABASE_URL"), maxConnections: 2))
+        try await withPool(url: "LR_TEST_MIGRATE_DATABASE_URL", maxConnections: 2, body)
+    }
+
+    /// Runs `body` with a pool on the service's role, to do what the service does outside a request.
+    @discardableResult
+    static func withAppPool<T: Sendable>(_ body: (PostgresPool) async throws -> T) async throws -> T {
+        try await withPool(url: "LR_TEST_DATABASE_URL", maxConnections: 1, body)
+    }
+
+    private static func withPool<T: Sendable>(
+        url: String, maxConnections: Int, _ body: (PostgresPool) async throws -> T
+    ) async throws -> T {
+        let pool = try PostgresPool(configuration: .init(conninfo: try variable(url), maxConnections: maxConnections))
         do {
             let result = try await body(pool)
             await pool.close()
