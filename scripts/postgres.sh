@@ -11,6 +11,10 @@
 # socket in DIR/socket and on 127.0.0.1:PORT. Local socket logins are trusted;
 # TCP logins need a password (scram). PostgreSQL refuses to run as root, so as
 # root everything runs as the `postgres` user.
+#
+# scripts/citus.sh builds a Citus node from this with three knobs: LR_PG_OPTIONS (more
+# server options), LR_PG_HOST_AUTH (loopback TCP logins, `trust` so the nodes reach each
+# other) and LR_PG_CITUS=1 or `coordinator` (the `citus` extension first in the database).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -47,7 +51,7 @@ create_cluster() {
     as_postgres install -d -m 700 "$DATA"
     as_postgres install -d -m 755 "$SOCKET"
     (cd / && as_postgres "$(pg_bin initdb)" -D "$DATA" -U postgres -E UTF8 --locale=C.UTF-8 \
-        --auth-local=trust --auth-host=scram-sha-256 >/dev/null)
+        --auth-local=trust --auth-host="${LR_PG_HOST_AUTH:-scram-sha-256}" >/dev/null)
     echo "$port" >"$PORT_FILE"
 }
 
@@ -66,10 +70,20 @@ END \$\$;
 SELECT 'CREATE DATABASE $DATABASE OWNER landmark_owner'
 WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$DATABASE') \gexec
 SQL
+    # Citus must be the database's first extension (its hooks see the others created).
+    # On a coordinator (LR_PG_CITUS=coordinator) scripts/citus.sh creates the others once
+    # the workers have joined, so that Citus creates them there too and records them as
+    # its own: otherwise the owner role's CREATE EXTENSION IF NOT EXISTS (0001) makes
+    # Citus record them then, which only an extension's owner may do.
+    local databases="$DATABASE template1"
+    case "${LR_PG_CITUS:-0}" in
+    1) superuser_psql -d "$DATABASE" -c "CREATE EXTENSION IF NOT EXISTS citus;" ;;
+    coordinator) superuser_psql -d "$DATABASE" -c "CREATE EXTENSION IF NOT EXISTS citus;"; databases=template1 ;;
+    esac
     # PostGIS is not a trusted extension, so the superuser creates it; the first
     # migration's CREATE EXTENSION IF NOT EXISTS then finds it there. template1
     # gets it too, so databases the tests create have it as well.
-    for database in "$DATABASE" template1; do
+    for database in $databases; do
         superuser_psql -d "$database" -c "CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS pg_trgm; CREATE EXTENSION IF NOT EXISTS btree_gist; CREATE EXTENSION IF NOT EXISTS btree_gin;"
     done
 }
@@ -84,7 +98,7 @@ start() {
         # The test suites run at once, each application with its own pool (and owner pools
         # beside): 230 tests went past 200 connections, so there is room for twice that.
         (cd / && as_postgres "$(pg_bin pg_ctl)" -D "$DATA" -l "$LOG" -w -t 60 \
-            -o "-p $(port) -k $SOCKET -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=${LR_PG_FSYNC:-on}" start >/dev/null)
+            -o "-p $(port) -k $SOCKET -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=${LR_PG_FSYNC:-on} ${LR_PG_OPTIONS:-}" start >/dev/null)
     fi
     bootstrap
 }

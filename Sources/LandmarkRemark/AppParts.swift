@@ -36,7 +36,7 @@ struct AppParts: Sendable {
             logger: logger)
         hashingPool = HashingPool(maxConcurrent: configuration.hashConcurrency, queueTimeout: configuration.hashQueueTimeout)
         hashingPool.start()
-        migrator = try PostgresMigrator(directory: URL(fileURLWithPath: configuration.migrationsDirectory))
+        migrator = try configuration.migrator()
         shares = FairShares(configuration: configuration)
         events = EventHub(
             pool: pool, perUser: configuration.eventStreamsPerUser, perProcess: configuration.eventStreamsPerProcess,

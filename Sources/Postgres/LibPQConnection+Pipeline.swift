@@ -10,26 +10,34 @@ extension LibPQConnection {
     /// Runs one statement with bound parameters and returns its rows. Inside a transaction
     /// whose `BEGIN` is still deferred, the `BEGIN` and its settings go in the same pipeline.
     func execute(_ query: PostgresQuery) async throws -> PostgresRows {
-        if deferredBegin == nil, PQtransactionStatus(handle) == PQTRANS_IDLE, let set = settingsStatement([]) {
+        if deferredBegin == nil, PQtransactionStatus(handle) == PQTRANS_IDLE, let set = statementSettingsStatement() {
             // A statement outside any transaction is one implicit transaction up to the
             // Sync: the statement settings (the timeout) go in it.
             return try await runPipeline([set, query])
         }
-        return try await runPipeline(takeDeferredBegin() + [query])
+        return try await runPipeline(try takeDeferredBegin() + [query])
     }
 
-    /// Runs `query` as one implicit transaction with `settings` set for it
-    /// (`set_config(name, value, true)`), both in one pipeline: one round trip.
+    /// Runs `query` in a transaction of its own with `settings` set for it (`SET LOCAL`),
+    /// `BEGIN`, settings, `query` and `COMMIT` in one pipeline: one round trip.
     ///
-    /// Without `BEGIN`, everything before a Sync is one implicit transaction, committed at the
-    /// Sync, or rolled back if a statement failed; so the settings last exactly as long as
-    /// `query`, as in `withTransaction`, without the `BEGIN` and `COMMIT` round trips.
+    /// `SET LOCAL` needs a transaction block: outside one it does nothing, and Citus sends it
+    /// on to the workers only inside one (it never sends `set_config`). A failed statement
+    /// leaves the block aborted past the Sync, so it is rolled back here before the
+    /// connection goes back to the pool.
     func executeInImplicitTransaction(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
         precondition(deferredBegin == nil, "an implicit transaction cannot run inside a transaction")
-        if let set = settingsStatement(settings) {
-            return try await runPipeline([set, query])
+        guard !settings.isEmpty else { return try await execute(query) }
+        let statements = try ["BEGIN"] + settingsStatements(settings) + [query, "COMMIT"]
+        do {
+            return try await runPipeline(statements, answer: statements.count - 2)
+        } catch {
+            if PQtransactionStatus(handle) != PQTRANS_IDLE {
+                // Not cancellable, like endTransaction's: it is what leaves the connection reusable.
+                _ = try? await runPipeline(["ROLLBACK"], cancellable: false)
+            }
+            throw error
         }
-        return try await runPipeline([query])
     }
 
     /// Ends the transaction: nothing to send when it never reached the server.
@@ -47,7 +55,7 @@ extension LibPQConnection {
     /// Never pass input here.
     @discardableResult
     func execute(simple sql: String) async throws -> PostgresRows {
-        let begin = takeDeferredBegin()
+        let begin = try takeDeferredBegin()
         if !begin.isEmpty { _ = try await runPipeline(begin) }
         try Task.checkCancellation()
         return try await cancellable {
@@ -63,25 +71,44 @@ extension LibPQConnection {
         }
     }
 
-    /// The deferred `BEGIN` and its settings' statement, to send ahead of the next statement;
+    /// The deferred `BEGIN` and its settings' statements, to send ahead of the next statement;
     /// none when no transaction waits to start.
-    private func takeDeferredBegin() -> [PostgresQuery] {
+    private func takeDeferredBegin() throws -> [PostgresQuery] {
         guard let settings = deferredBegin else { return [] }
         deferredBegin = nil
-        return ["BEGIN"] + (settingsStatement(settings).map { [$0] } ?? [])
+        return try ["BEGIN"] + settingsStatements(settings)
     }
 
-    /// `SELECT set_config($1, $2, true), …` for the connection's statement settings and
-    /// `settings`: the same text for the same setting names, so it is prepared once per
-    /// connection like any statement.
-    func settingsStatement(_ settings: [(String, String)]) -> PostgresQuery? {
-        let settings = statementSettings + settings
-        guard !settings.isEmpty else { return nil }
+    /// The statements that set the connection's statement settings and `settings` for the
+    /// transaction they are sent in.
+    func settingsStatements(_ settings: [(String, String)]) throws -> [PostgresQuery] {
+        try (statementSettingsStatement().map { [$0] } ?? []) + settings.map { try Self.setLocal($0.0, to: $0.1) }
+    }
+
+    /// `SELECT set_config($1, $2, true), …` for the connection's statement settings (the
+    /// timeout): the same text every time, so it is prepared once per connection.
+    func statementSettingsStatement() -> PostgresQuery? {
+        guard !statementSettings.isEmpty else { return nil }
         var set: PostgresQuery = "SELECT "
-        for (index, (setting, value)) in settings.enumerated() {
+        for (index, (setting, value)) in statementSettings.enumerated() {
             set.append(index == 0 ? "" : ", ")
             set.append("set_config(\(setting), \(value), true)")
         }
+        return set
+    }
+
+    /// `SET LOCAL "name" TO 'value'`. A utility statement takes no parameters, so both are
+    /// quoted into the text (standard_conforming_strings: only the quote character needs
+    /// doubling), which changes with the value: not prepared. A name PostgreSQL does not
+    /// accept fails on the server, before the statement after it runs.
+    static func setLocal(_ name: String, to value: String) throws -> PostgresQuery {
+        guard !name.utf8.contains(0), !value.utf8.contains(0) else {
+            throw PostgresError(kind: .invalidValue, message: "a setting contains a NUL character, which PostgreSQL text cannot hold")
+        }
+        let quotedName = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        let quotedValue = "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+        var set = PostgresQuery(stringLiteral: "SET LOCAL \(quotedName) TO \(quotedValue)")
+        set.prepared = false
         return set
     }
 
@@ -91,27 +118,30 @@ extension LibPQConnection {
     private enum Queued {
         /// Preparing `sql` as `name`: remembered once the server accepted it.
         case prepare(sql: String, name: String)
-        case statement
+        /// The statement at this index of the pipeline's statements.
+        case statement(Int)
     }
 
     /// Sends `statements` in one pipeline ended by a Sync, preparing those not prepared yet in
-    /// the same pipeline, and reads every result: the last statement's rows, or the first error.
+    /// the same pipeline, and reads every result: the rows of the statement at `answer` (by
+    /// default the last), or the first error.
     /// When `cancellable`, a cancelled task sends nothing, and a task cancelled meanwhile
     /// cancels the statements on the server (`cancellable(_:)`).
-    func runPipeline(_ statements: [PostgresQuery], cancellable isCancellable: Bool = true) async throws -> PostgresRows {
-        guard isCancellable else { return try await sendAndReadPipeline(statements) }
+    func runPipeline(_ statements: [PostgresQuery], answer: Int? = nil, cancellable isCancellable: Bool = true) async throws -> PostgresRows {
+        let answer = answer ?? statements.count - 1
+        guard isCancellable else { return try await sendAndReadPipeline(statements, answer: answer) }
         try Task.checkCancellation()
-        return try await cancellable { try await sendAndReadPipeline(statements) }
+        return try await cancellable { try await sendAndReadPipeline(statements, answer: answer) }
     }
 
-    private func sendAndReadPipeline(_ statements: [PostgresQuery]) async throws -> PostgresRows {
+    private func sendAndReadPipeline(_ statements: [PostgresQuery], answer: Int) async throws -> PostgresRows {
         // A value libpq cannot send fails here, before anything is queued: a pipeline left
         // half-sent could not be ended, and the connection would have to be thrown away.
         for statement in statements { try Self.checkSendable(statement.binds) }
         guard PQenterPipelineMode(handle) == 1 else { throw lostConnection() }
         var queued: [Queued] = []
         var preparing: [String: String] = [:]
-        for statement in statements {
+        for (index, statement) in statements.enumerated() {
             let sql = statement.sql
             var name = statement.prepared ? (preparedStatements[sql] ?? preparing[sql]) : nil
             if statement.prepared, name == nil, preparedStatements.count + preparing.count < Self.preparedStatementLimit {
@@ -133,7 +163,7 @@ extension LibPQConnection {
                 return PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
             }
             guard sent == 1 else { throw lostConnection() }
-            queued.append(.statement)
+            queued.append(.statement(index))
         }
         guard PQpipelineSync(handle) == 1 else { throw lostConnection() }
         try await flush()
@@ -149,8 +179,8 @@ extension LibPQConnection {
                 preparedStatements[sql] = name
             case (_, .failure):
                 if case .failure = outcome {} else { outcome = step }
-            case (.statement, .success):
-                if case .failure = outcome {} else { outcome = step }
+            case (.statement(let index), .success):
+                if index == answer, case .none = outcome { outcome = step }
             }
         }
         // Then the Sync. An error in its place is the implicit COMMIT failing (a deferred

@@ -8,6 +8,12 @@ import Logging
 /// then finds nothing left to do. A file whose checksum differs from the one
 /// recorded when it was applied stops the run: an edited migration means the
 /// database and the code disagree, and silently skipping it hides that.
+///
+/// On a Citus coordinator DDL is propagated to the workers, and Citus records each object
+/// it propagates. `nodeLocal` names migrations that must run without that: ones whose
+/// `CREATE EXTENSION IF NOT EXISTS` finds extensions the cluster's superuser created on
+/// every node, which Citus would record again, and only an extension's owner may. What
+/// else such a migration creates reaches the workers with the first object that needs it.
 public struct PostgresMigrator: Sendable {
     public struct Migration: Sendable, Equatable {
         public let name: String
@@ -29,9 +35,11 @@ public struct PostgresMigrator: Sendable {
     static let lockKey: Int64 = 0x4C52_4D49_4752_4154
 
     public let migrations: [Migration]
+    public let nodeLocal: Set<String>
 
     /// Reads every `*.sql` file of `directory`, ordered by name.
-    public init(directory: URL) throws {
+    public init(directory: URL, nodeLocal: Set<String> = []) throws {
+        self.nodeLocal = nodeLocal
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".sql") }
             .sorted()
@@ -43,8 +51,9 @@ public struct PostgresMigrator: Sendable {
         }
     }
 
-    public init(migrations: [Migration]) {
+    public init(migrations: [Migration], nodeLocal: Set<String> = []) {
         self.migrations = migrations
+        self.nodeLocal = nodeLocal
     }
 
     /// Applies what is pending and returns the names applied now.
@@ -91,10 +100,15 @@ public struct PostgresMigrator: Sendable {
         case .changed(let name): throw MigrationError(migration: name, underlying: MigrationError.Edited())
         case .pending(let pending): names = pending
         }
+        let citus = try await connection.query("SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')")[0]
+            .decode(Bool.self, column: 0)
         for migration in migrations where names.contains(migration.name) {
             logger.info("applying migration", metadata: ["migration": "\(migration.name)"])
             try await connection.execute(unsafeSQL: "BEGIN")
             do {
+                if citus && nodeLocal.contains(migration.name) {
+                    try await connection.execute(unsafeSQL: "SET LOCAL citus.enable_ddl_propagation = off")
+                }
                 try await connection.execute(script: migration.sql, at: PostgresCallSite(fileID: #fileID, line: #line))
                 try await connection.query("""
                     INSERT INTO schema_migrations (name, checksum)

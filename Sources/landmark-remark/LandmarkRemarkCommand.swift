@@ -11,7 +11,7 @@ struct LandmarkRemarkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "landmark-remark",
         abstract: "Landmark Remark: notes at places on a map, for many apps at once.",
-        subcommands: [Serve.self, Migrate.self, TenantCommand.self, IdentityProviderCommand.self, PlacesCommand.self, SeedDemo.self],
+        subcommands: [Serve.self, Migrate.self, Distribute.self, TenantCommand.self, IdentityProviderCommand.self, PlacesCommand.self, SeedDemo.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -53,6 +53,23 @@ struct Migrate: AsyncParsableCommand {
         let (configuration, logger) = try loadConfiguration()
         let applied = try await AdminCommands.migrate(configuration: configuration, logger: logger)
         print(applied.isEmpty ? "schema is current" : "applied: \(applied.joined(separator: ", "))")
+    }
+}
+
+struct Distribute: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "On a Citus coordinator, distribute the tables by tenant (after every migrate; a no-op elsewhere).")
+
+    func run() async throws {
+        let (configuration, logger) = try loadConfiguration()
+        let outcome = try await AdminCommands.distribute(configuration: configuration, logger: logger)
+        for step in outcome.steps { print(step) }
+        if outcome.citus && outcome.steps.isEmpty { print("already distributed") }
+        if !outcome.citus { print("no citus extension in this database: nothing to distribute") }
+        guard outcome.problems.isEmpty else {
+            for problem in outcome.problems { print("problem: \(problem)") }
+            throw ExitCode.failure
+        }
     }
 }
 

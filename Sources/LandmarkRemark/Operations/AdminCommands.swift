@@ -9,8 +9,23 @@ public enum AdminCommands {
     /// Applies pending migrations; returns the names applied.
     public static func migrate(configuration: AppConfiguration, logger: Logger) async throws -> [String] {
         try await withOwnerPool(configuration, logger: logger) { pool in
-            let migrator = try PostgresMigrator(directory: URL(fileURLWithPath: configuration.migrationsDirectory))
+            let migrator = try configuration.migrator()
             return try await migrator.migrate(pool: pool, logger: logger)
+        }
+    }
+
+    /// What `distribute` did (`admin.distribute()`, one line per table or function) and what
+    /// is still not as expected (`distribution_problems()`).
+    public struct Distribution: Sendable, Equatable {
+        public let citus: Bool
+        public let steps: [String]
+        public let problems: [String]
+    }
+
+    /// Distributes the schema on a Citus coordinator: idempotent, a no-op without Citus.
+    public static func distribute(configuration: AppConfiguration, logger: Logger) async throws -> Distribution {
+        try await withOwnerPool(configuration, logger: logger) { pool in
+            try await AdminStore(pool: pool).distribute()
         }
     }
 

@@ -110,3 +110,18 @@ struct AdminStore: Sendable {
         try await pool.query("SELECT purge_events()")[0].decode(Int.self, column: 0)
     }
 }
+
+extension AdminStore {
+    /// `admin.distribute()` then `distribution_problems()` (migration 0016).
+    func distribute() async throws -> AdminCommands.Distribution {
+        let citus = try await pool.query("SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')")[0].decode(Bool.self, column: 0)
+        let steps = try await pool.query("SELECT admin.distribute()").map { try $0.decode(String.self, column: 0) }
+        let problems = try await Self.distributionProblems(pool)
+        return AdminCommands.Distribution(citus: citus, steps: steps, problems: problems)
+    }
+
+    /// What is not distributed as expected on a Citus coordinator; none elsewhere.
+    static func distributionProblems(_ pool: PostgresPool) async throws -> [String] {
+        try await pool.query("SELECT distribution_problems()").map { try $0.decode(String.self, column: 0) }
+    }
+}

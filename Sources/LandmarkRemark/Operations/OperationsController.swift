@@ -17,18 +17,24 @@ struct OperationsController {
         router.get("metrics", use: metrics)
     }
 
-    /// Ready when the database answers and every migration this build knows is applied.
+    /// Ready when the database answers, every migration this build knows is applied and, on
+    /// a Citus coordinator, the tables are distributed as expected (`landmark-remark distribute`).
     @Sendable func ready(_ request: Request, context: AppRequestContext) async throws -> Response {
         let status: PostgresMigrator.Status
+        var problems: [String] = []
         do {
             status = try await migrator.status(pool: pool)
+            if status == .current { problems = try await AdminStore.distributionProblems(pool) }
         } catch {
             context.logger.warning("readiness check failed", metadata: ["error": .string(String(reflecting: error))])
             throw AppError.unavailable()
         }
         switch status {
-        case .current:
+        case .current where problems.isEmpty:
             return Self.text("ready\n")
+        case .current:
+            throw AppError(.serviceUnavailable, code: "unavailable", title: "Service unavailable",
+                           detail: "schema not distributed as expected: \(problems.joined(separator: "; "))", retryAfter: 5)
         case .pending(let names):
             throw AppError(.serviceUnavailable, code: "unavailable", title: "Service unavailable",
                            detail: "migrations pending: \(names.joined(separator: ", "))", retryAfter: 5)

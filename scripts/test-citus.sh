@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `make test-citus`: the whole Swift test suite against a local Citus cluster (a coordinator
+# and two workers, three PostgreSQL 15 + PostGIS instances on loopback ports), with the
+# schema migrated and distributed by tenant as docs/operations.md ("Running on Citus")
+# says. Needs the citus extension for PostgreSQL 15 (scripts/citus.sh require says how to
+# get it); not part of `make test`. Extra arguments go to `swift test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/citus.sh require
+scripts/install-deps.sh
+
+CLUSTER=$(mktemp -d /tmp/landmark-remark-citus.XXXXXX)
+RESTART_DIR=$(mktemp -d /tmp/landmark-remark-restart.XXXXXX)
+chmod 755 "$CLUSTER" "$RESTART_DIR"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+cleanup() {
+    scripts/citus.sh stop "$CLUSTER" || true
+    scripts/postgres.sh stop "$RESTART_DIR" || true
+    rm -rf "$CLUSTER" "$RESTART_DIR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+LR_PG_FSYNC=off scripts/citus.sh start "$CLUSTER" 2
+# The restart test's cluster stays a plain one: it proves the pool survives a restart.
+LR_PG_FSYNC=off scripts/postgres.sh start "$RESTART_DIR" "$(free_port)"
+while IFS='=' read -r name value; do
+    export "${name/LR_/LR_TEST_}=$value"
+done < <(scripts/citus.sh env "$CLUSTER")
+LR_TEST_RESTART_DATABASE_URL=$(scripts/postgres.sh env "$RESTART_DIR" | sed -n 's/^LR_MIGRATE_DATABASE_URL=//p')
+export LR_TEST_RESTART_DATABASE_URL LR_TEST_CITUS=1
+export LR_TEST_POSTGRES_RESTART="$PWD/scripts/postgres.sh restart $RESTART_DIR"
+
+swift build --build-tests
+# Migrate, then distribute, as an operator would: the tests find the schema ready.
+LR_MIGRATE_DATABASE_URL=$LR_TEST_MIGRATE_DATABASE_URL .build/debug/landmark-remark migrate
+LR_MIGRATE_DATABASE_URL=$LR_TEST_MIGRATE_DATABASE_URL .build/debug/landmark-remark distribute
+
+LATENCY_SUITES="FairShareTests|EventsTests|CancellationTests"
+if [ $# -eq 0 ]; then
+    swift test --skip-build --skip "$LATENCY_SUITES"
+    swift test --skip-build --filter "$LATENCY_SUITES"
+else
+    swift test --skip-build "$@"
+fi
