@@ -65,7 +65,20 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
 
     /// True for a unique violation (`23505`), optionally on one named constraint.
     public func isUniqueViolation(constraint: String? = nil) -> Bool {
-        sqlState == "23505" && (constraint == nil || constraintName == constraint)
+        sqlState == "23505" && (constraint == nil || names(constraint!))
+    }
+
+    /// True for a foreign key violation (`23503`) on the named constraint.
+    public func isForeignKeyViolation(constraint: String) -> Bool {
+        sqlState == "23503" && names(constraint)
+    }
+
+    /// Whether the failed constraint is `constraint`: by its name, or on Citus, where the
+    /// error comes from a shard, by the shard's copy of it (the name, `_`, the shard id).
+    func names(_ constraint: String) -> Bool {
+        guard let name = constraintName, name.hasPrefix(constraint) else { return false }
+        let suffix = name.dropFirst(constraint.count)
+        return suffix.isEmpty || (suffix.count > 1 && suffix.first == "_" && suffix.dropFirst().allSatisfy { $0.isASCII && $0.isNumber })
     }
 
     /// True when the failure means the database could not be reached or used,

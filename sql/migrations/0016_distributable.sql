@@ -314,6 +314,145 @@ LEFT JOIN notes_per n ON n.tenant_id = t.id
 LEFT JOIN places_per p ON p.tenant_id = t.id
 LEFT JOIN sessions_per s ON s.tenant_id = t.id;
 
+-- In DO UPDATE SET "now" is excluded.updated_at (the column's default, now()): Citus
+-- refuses functions there that are not immutable.
+CREATE OR REPLACE FUNCTION admin.import_places(p_slug text, p_places jsonb)
+RETURNS TABLE (inserted integer, updated integer, unchanged integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_tenant bigint;
+    v_row jsonb;
+    v_index integer := 0;
+    v_name text;
+    v_duplicate text;
+BEGIN
+    SELECT id INTO v_tenant FROM tenants WHERE slug = p_slug;
+    IF v_tenant IS NULL THEN
+        RAISE EXCEPTION 'no tenant with slug %', p_slug USING ERRCODE = 'no_data_found';
+    END IF;
+    IF jsonb_typeof(p_places) IS DISTINCT FROM 'array' THEN
+        RAISE EXCEPTION 'the places must be a JSON array of objects' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOR v_row IN SELECT value FROM jsonb_array_elements(p_places) LOOP
+        IF jsonb_typeof(v_row) <> 'object' THEN
+            RAISE EXCEPTION 'row %: must be an object', v_index USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        v_name := CASE WHEN jsonb_typeof(v_row->'name') = 'string' THEN btrim(v_row->>'name') END;
+        IF v_name IS NULL OR char_length(v_name) NOT BETWEEN 1 AND 100 THEN
+            RAISE EXCEPTION 'row %: name must be a string of 1 to 100 characters', v_index USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF jsonb_typeof(v_row->'lat') IS DISTINCT FROM 'number' OR (v_row->>'lat')::float8 NOT BETWEEN -90 AND 90 THEN
+            RAISE EXCEPTION 'row %: lat must be a number from -90 to 90', v_index USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF jsonb_typeof(v_row->'lng') IS DISTINCT FROM 'number' OR (v_row->>'lng')::float8 NOT BETWEEN -180 AND 180 THEN
+            RAISE EXCEPTION 'row %: lng must be a number from -180 to 180', v_index USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF v_row ? 'key' AND (jsonb_typeof(v_row->'key') <> 'string' OR char_length(v_row->>'key') NOT BETWEEN 1 AND 200) THEN
+            RAISE EXCEPTION 'row %: key must be a string of 1 to 200 characters', v_index USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        v_index := v_index + 1;
+    END LOOP;
+
+    SELECT key INTO v_duplicate FROM (
+        SELECT coalesce(value->>'key', lower(btrim(value->>'name'))) AS key
+        FROM jsonb_array_elements(p_places)
+    ) keys GROUP BY key HAVING count(*) > 1 LIMIT 1;
+    IF v_duplicate IS NOT NULL THEN
+        RAISE EXCEPTION 'two rows share the key %; give each place a distinct name or "key"', v_duplicate
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    RETURN QUERY
+    WITH incoming AS (
+        SELECT coalesce(value->>'key', lower(btrim(value->>'name'))) AS key,
+               btrim(value->>'name') AS name,
+               -- -180 is stored as 180 (the trigger above); compare in that spelling too.
+               ST_SetSRID(ST_MakePoint(CASE WHEN (value->>'lng')::float8 = -180 THEN 180 ELSE (value->>'lng')::float8 END,
+                                       (value->>'lat')::float8), 4326)::geography AS location,
+               value - 'name' - 'lat' - 'lng' - 'key' AS details
+        FROM jsonb_array_elements(p_places)
+    ),
+    written AS (
+        INSERT INTO places AS p (tenant_id, name, location, kind, details, import_key)
+        SELECT v_tenant, name, location, 'default', details, key FROM incoming
+        ON CONFLICT (tenant_id, import_key) WHERE import_key IS NOT NULL DO UPDATE
+            SET name = excluded.name, location = excluded.location, details = excluded.details, updated_at = excluded.updated_at
+            WHERE (p.name, p.details, ST_AsBinary(p.location)) IS DISTINCT FROM (excluded.name, excluded.details, ST_AsBinary(excluded.location))
+        RETURNING xmax = 0 AS was_inserted
+    )
+    SELECT count(*) FILTER (WHERE was_inserted)::integer,
+           count(*) FILTER (WHERE NOT was_inserted)::integer,
+           ((SELECT count(*) FROM incoming) - count(*))::integer
+    FROM written;
+END $$;
+
+CREATE OR REPLACE FUNCTION admin.set_identity_provider(
+    p_slug text, p_provider text, p_client_ids text[],
+    p_issuer text DEFAULT NULL, p_jwks_uri text DEFAULT NULL, p_nonce text DEFAULT NULL
+) RETURNS identity_providers
+LANGUAGE plpgsql AS $$
+DECLARE v_tenant bigint; result identity_providers;
+BEGIN
+    SELECT id INTO v_tenant FROM tenants WHERE slug = p_slug;
+    IF v_tenant IS NULL THEN RAISE EXCEPTION 'no tenant with slug %', p_slug USING ERRCODE = 'no_data_found'; END IF;
+    INSERT INTO identity_providers AS p (tenant_id, provider, client_ids, issuer, jwks_uri, nonce)
+    VALUES (v_tenant, p_provider, p_client_ids, p_issuer, p_jwks_uri,
+            coalesce(p_nonce, CASE WHEN p_provider = 'apple' THEN 'hashed' WHEN p_provider = 'google' THEN 'either' ELSE 'raw' END))
+    ON CONFLICT (tenant_id, provider) DO UPDATE
+    SET client_ids = excluded.client_ids, issuer = excluded.issuer, jwks_uri = excluded.jwks_uri,
+        nonce = CASE WHEN p_nonce IS NULL THEN p.nonce ELSE excluded.nonce END, updated_at = excluded.updated_at
+    RETURNING * INTO result;
+    RETURN result;
+END $$;
+
+-- The tenant first, then statements that name it (routed to its shard on Citus).
+CREATE OR REPLACE FUNCTION admin.set_apple_sign_in_key(p_slug text, p_team_id text, p_key_id text, p_private_key text)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE v_tenant bigint;
+BEGIN
+    SELECT id INTO v_tenant FROM tenants WHERE slug = p_slug;
+    UPDATE identity_providers SET apple_team_id = p_team_id, apple_key_id = p_key_id,
+        apple_private_key = p_private_key, updated_at = now()
+    WHERE tenant_id = v_tenant AND provider = 'apple';
+    RETURN FOUND;
+END $$;
+
+CREATE OR REPLACE FUNCTION admin.remove_identity_provider(p_slug text, p_provider text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE v_tenant bigint;
+BEGIN
+    SELECT id INTO v_tenant FROM tenants WHERE slug = p_slug;
+    DELETE FROM identity_providers WHERE tenant_id = v_tenant AND provider = p_provider;
+    RETURN FOUND;
+END $$;
+
+-- Citus cannot plan a SQL function's statement that reads a distributed table with the
+-- function's parameters in it; PL/pgSQL it can. Tickets issued before 0017 (without their
+-- tenant) are still redeemed here, for their minute of life after an upgrade.
+CREATE OR REPLACE FUNCTION redeem_stream_ticket(p_ticket_hash bytea)
+RETURNS TABLE (tenant_id bigint, tenant_slug text, user_id bigint, username text, session_id bigint, access_token_hash bytea)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
+DECLARE v_token bytea; v_expires timestamptz;
+BEGIN
+    DELETE FROM stream_tickets t WHERE t.ticket_hash = p_ticket_hash
+    RETURNING t.access_token_hash, t.expires_at INTO v_token, v_expires;
+    IF v_token IS NULL OR v_expires <= now() THEN RETURN; END IF;
+    RETURN QUERY
+    SELECT a.tenant_id, a.tenant_slug, a.user_id, a.username, a.session_id, v_token
+    FROM authenticate_access_token(v_token) a;
+END $$;
+
+-- A time some seconds after another. timestamptz + interval is only STABLE (an interval
+-- of days or months depends on the time zone); one of seconds does not, so this is
+-- IMMUTABLE, which Citus requires of functions in an upsert's DO UPDATE SET and of
+-- functions of a column in an UPDATE's SET (LoginThrottle, NoteStore).
+CREATE FUNCTION seconds_after(p_time timestamptz, p_seconds double precision) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+AS $$ SELECT p_time + make_interval(secs => p_seconds) $$;
+
 -- 7. Distribution -------------------------------------------------------------------------
 -- The tables as Citus should hold them, and what is not so: no rows where the citus
 -- extension is absent.

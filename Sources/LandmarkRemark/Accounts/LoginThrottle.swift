@@ -53,8 +53,13 @@ struct LoginThrottle: Sendable {
     /// which must end right after: the reservation holds the keys' row locks until then.
     func reserve(tenantID: Int64, login: String, address: String, on connection: PostgresConnection) async throws -> Attempt {
         let bucket = Self.addressKey(address)
+        // In the upsert, "now" is excluded.first_failure_at (the now() the row was proposed
+        // with), and time moves by seconds_after (0016): Citus refuses functions that are
+        // not immutable in DO UPDATE SET (it evaluates the others on the coordinator, and
+        // cannot inside that clause), and timestamptz ± interval is only stable.
         let next: PostgresQuery = """
-            CASE WHEN f.first_failure_at < now() - make_interval(secs => \(Self.windowSeconds)) THEN 1 ELSE f.failures + 1 END
+            CASE WHEN f.first_failure_at < seconds_after(excluded.first_failure_at, -\(Double(Self.windowSeconds)))
+                 THEN 1 ELSE f.failures + 1 END
             """
         // Rows are inserted (and so locked) in key order, as in every transaction here: no deadlocks.
         let rows = try await connection.query("""
@@ -74,14 +79,14 @@ struct LoginThrottle: Sendable {
             ),
             reserved AS (
                 INSERT INTO login_failures AS f (tenant_id, key, failures, first_failure_at, blocked_until)
-                SELECT \(tenantID), w.key, 1, now(), \(block(count: "1", key: "w.key"))
-                FROM wanted w ORDER BY w.key
+                SELECT \(tenantID), w.key, 1, c.now, \(block(count: "1", key: "w.key", now: "c.now"))
+                FROM wanted w CROSS JOIN (SELECT now() AS now) c ORDER BY w.key
                 ON CONFLICT (tenant_id, key) DO UPDATE SET
                     failures = \(next),
-                    first_failure_at = CASE WHEN f.first_failure_at < now() - make_interval(secs => \(Self.windowSeconds))
-                                            THEN now() ELSE f.first_failure_at END,
-                    blocked_until = \(block(count: next, key: "f.key"))
-                WHERE f.blocked_until IS NULL OR f.blocked_until <= now()
+                    first_failure_at = CASE WHEN f.first_failure_at < seconds_after(excluded.first_failure_at, -\(Double(Self.windowSeconds)))
+                                            THEN excluded.first_failure_at ELSE f.first_failure_at END,
+                    blocked_until = \(block(count: next, key: "f.key", now: "excluded.first_failure_at"))
+                WHERE f.blocked_until IS NULL OR f.blocked_until <= excluded.first_failure_at
                 RETURNING f.key
             )
             SELECT (SELECT array_agg(key ORDER BY key) FROM wanted), (SELECT count(*) FROM reserved),
@@ -103,14 +108,14 @@ struct LoginThrottle: Sendable {
     }
 
     /// `CASE` giving `blocked_until` for a key that has reached `count`: blocked once at its limit.
-    private func block(count: PostgresQuery, key: PostgresQuery) -> PostgresQuery {
+    private func block(count: PostgresQuery, key: PostgresQuery, now: PostgresQuery) -> PostgresQuery {
         let limit: PostgresQuery = """
             (CASE WHEN \(key) LIKE 'pair:%' THEN \(failuresPerPair) WHEN \(key) LIKE 'addr:%' THEN \(failuresPerAddress)
                   ELSE \(failuresPerAccount) END)
             """
         return """
             CASE WHEN \(count) >= \(limit)
-                 THEN now() + make_interval(secs => least(900, 15 * power(2, least(\(count) - \(limit), 10)))) END
+                 THEN seconds_after(\(now), least(900, 15 * power(2, least(\(count) - \(limit), 10)))) END
             """
     }
 
@@ -127,7 +132,7 @@ struct LoginThrottle: Sendable {
                 WHERE tenant_id = \(tenantID) AND key = ANY(\(attempt.keys)) AND key <> \(attempt.pairKey)
             )
             INSERT INTO login_addresses (tenant_id, user_id, address) VALUES (\(tenantID), \(userID), \(attempt.address))
-            ON CONFLICT (tenant_id, user_id, address) DO UPDATE SET last_login_at = now()
+            ON CONFLICT (tenant_id, user_id, address) DO UPDATE SET last_login_at = excluded.last_login_at
             """)
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Postgres
 
@@ -61,10 +62,14 @@ struct IdempotencyStore: Sendable {
                     INSERT INTO idempotency_keys (tenant_id, user_id, key, request_hash)
                     VALUES (\(tenantID), \(userID), \(key), \(PostgresBytes(fingerprint)))
                     ON CONFLICT DO NOTHING
-                    RETURNING (extract(epoch FROM created_at) * 1000000)::bigint
+                    RETURNING created_at
                     """)
                 if let row = inserted.first {
-                    return .claimed(Claim(key: key, claimedMicros: try row.decode(Int64.self, column: 0)))
+                    // Microseconds since 1970, from the timestamp itself (Citus refuses an
+                    // expression that is not immutable, such as extract, in RETURNING). A Date
+                    // holds today's timestamps to a tenth of a microsecond: rounding is exact.
+                    let created = try row.decode(Date.self, column: 0)
+                    return .claimed(Claim(key: key, claimedMicros: Int64((created.timeIntervalSince1970 * 1_000_000).rounded())))
                 }
                 let existing = try await connection.query("""
                     SELECT request_hash, response_status, response_body, response_location

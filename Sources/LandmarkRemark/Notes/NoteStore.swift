@@ -103,7 +103,9 @@ struct NoteStore: Sendable {
                     SET body = coalesce(\(patch.body), body),
                         visibility = coalesce(\(patch.visibility?.rawValue), visibility),
                         place_id = CASE WHEN \(placeChanges) THEN \(patch.placeID ?? nil) ELSE place_id END,
-                        updated_at = clock_timestamp()
+                        -- Later than before, always (an ETag changes with every edit), and no
+                        -- volatile function, which Citus refuses in an UPDATE.
+                        updated_at = greatest(now(), seconds_after(updated_at, 0.000001))
                     WHERE tenant_id = \(tenantID) AND id = \(id)
                     RETURNING *
                 )
@@ -135,7 +137,7 @@ struct NoteStore: Sendable {
     private func mappingPlaceError<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as PostgresError where error.sqlState == "23503" && error.constraintName == "notes_tenant_id_place_id_fkey" {
+        } catch let error as PostgresError where error.isForeignKeyViolation(constraint: "notes_tenant_id_place_id_fkey") {
             throw NoteError.unknownPlace
         }
     }

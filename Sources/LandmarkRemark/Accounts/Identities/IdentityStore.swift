@@ -159,10 +159,14 @@ struct IdentityStore: Sendable {
     /// and the seconds until the hour ends.
     func countGuest(tenantID: Int64, address: String, on connection: PostgresConnection) async throws -> (count: Int, secondsLeft: Int) {
         let rows = try await connection.query("""
-            INSERT INTO guest_signups AS g (tenant_id, address, window_start, count)
-            VALUES (\(tenantID), \(address), date_trunc('hour', now()), 1)
-            ON CONFLICT (tenant_id, address, window_start) DO UPDATE SET count = g.count + 1
-            RETURNING count, ceil(extract(epoch FROM date_trunc('hour', now()) + interval '1 hour' - now()))::integer
+            WITH counted AS (
+                INSERT INTO guest_signups AS g (tenant_id, address, window_start, count)
+                VALUES (\(tenantID), \(address), date_trunc('hour', now()), 1)
+                ON CONFLICT (tenant_id, address, window_start) DO UPDATE SET count = g.count + 1
+                RETURNING count, window_start
+            )
+            -- The seconds left outside RETURNING: Citus takes only immutable expressions there.
+            SELECT count, ceil(extract(epoch FROM window_start + interval '1 hour' - now()))::integer FROM counted
             """)
         return try rows[0].decode((Int, Int).self)
     }
