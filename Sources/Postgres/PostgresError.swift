@@ -1,3 +1,4 @@
+import Foundation
 /// The one error type of the Postgres layer.
 ///
 /// Server errors carry the SQLSTATE and the fields PostgreSQL reports, so callers
@@ -75,10 +76,20 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
 
     /// Whether the failed constraint is `constraint`: by its name, or on Citus, where the
     /// error comes from a shard, by the shard's copy of it (the name, `_`, the shard id).
+    /// Citus passes on a worker's message but not its constraint field, so then the name
+    /// is read from the message (`… constraint "name"`, as the server words it in English).
     func names(_ constraint: String) -> Bool {
-        guard let name = constraintName, name.hasPrefix(constraint) else { return false }
+        guard let name = constraintName ?? Self.quotedConstraint(in: message), name.hasPrefix(constraint) else { return false }
         let suffix = name.dropFirst(constraint.count)
         return suffix.isEmpty || (suffix.count > 1 && suffix.first == "_" && suffix.dropFirst().allSatisfy { $0.isASCII && $0.isNumber })
+    }
+
+    /// The name in `constraint "…"` of a message, if it says one.
+    static func quotedConstraint(in message: String) -> String? {
+        guard let start = message.range(of: "constraint \"", options: .backwards) else { return nil }
+        let rest = message[start.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return String(rest[..<end])
     }
 
     /// True when the failure means the database could not be reached or used,
