@@ -72,8 +72,8 @@ struct UserStore: Sendable {
     func me(tenantID: Int64, id: Int64, on connection: PostgresConnection) async throws -> Me? {
         let rows = try await connection.query("""
             SELECT u.id, u.username, u.email, u.created_at, u.guest, u.password_hash IS NOT NULL,
-                   (SELECT count(*) FROM notes n WHERE n.tenant_id = u.tenant_id AND n.user_id = u.id),
-                   (SELECT count(*) FROM places p WHERE p.tenant_id = u.tenant_id AND p.created_by = u.id)
+                   (SELECT count(*) FROM notes n WHERE n.tenant_id = \(tenantID) AND n.user_id = u.id),
+                   (SELECT count(*) FROM places p WHERE p.tenant_id = \(tenantID) AND p.created_by = u.id)
             FROM users u
             WHERE u.tenant_id = \(tenantID) AND u.id = \(id)
             """)
@@ -90,7 +90,7 @@ struct UserStore: Sendable {
         let rows = try await connection.query("""
             SELECT u.id, u.username, u.created_at,
                    (SELECT count(*) FROM notes n
-                    WHERE n.tenant_id = u.tenant_id AND n.user_id = u.id AND n.visibility = 'public')
+                    WHERE n.tenant_id = \(tenantID) AND n.user_id = u.id AND n.visibility = 'public')
             FROM users u
             WHERE u.tenant_id = \(tenantID) AND lower(u.username) = lower(\(username)) AND u.disabled_at IS NULL
             """)

@@ -8,6 +8,11 @@ struct NoteDraft: RequestBody, Equatable, JSONWritable {
     let visibility: Note.Visibility
     let placeID: Int64?
 
+    /// A draft already valid (tests that drive `NoteStore` without HTTP).
+    init(body: String, lat: Double, lng: Double, visibility: Note.Visibility = .public, placeID: Int64? = nil) {
+        (self.body, self.lat, self.lng, self.visibility, self.placeID) = (body, lat, lng, visibility, placeID)
+    }
+
     /// Reads and validates the body; every problem is reported at once as `422`.
     init?(reading reader: inout JSONObjectReader, rules: Void) {
         let rawBody = reader.string("body")

@@ -8,7 +8,7 @@ extension NoteStore: CurrentJSONSource {
         let rows = try await reads.query("""
             SELECT \(Self.noteColumns)
             FROM tenant_notes n
-            JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+            JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             WHERE n.tenant_id = \(tenantID) AND n.id = ANY(\(ids))
               AND (n.visibility = 'public' OR n.user_id = \(viewerID))
             """)

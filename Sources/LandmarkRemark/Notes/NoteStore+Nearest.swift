@@ -41,7 +41,7 @@ extension NoteStore {
             )
             SELECT \(Self.noteColumns), n.distance
             FROM page n
-            JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+            JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             ORDER BY n.distance, n.id
             """
     }
@@ -119,7 +119,7 @@ extension NoteStore {
             )
             SELECT \(Self.noteColumns), n.distance
             FROM (SELECT * FROM by_walk UNION ALL SELECT * FROM by_filter) n
-            JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+            JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             ORDER BY n.distance, n.id
             """
     }

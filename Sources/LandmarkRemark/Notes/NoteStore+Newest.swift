@@ -56,7 +56,7 @@ extension NoteStore {
                     ORDER BY n.created_at DESC, n.id DESC
                     LIMIT \(limit + 1)
                 ) n
-                JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+                JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
                 ORDER BY n.created_at DESC, n.id DESC
                 """
         }
@@ -125,7 +125,7 @@ extension NoteStore {
             )
             SELECT \(Self.noteColumns), (extract(epoch FROM n.created_at) * 1000000)::bigint
             FROM page n
-            JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+            JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             ORDER BY n.created_at DESC, n.id DESC
             """
     }

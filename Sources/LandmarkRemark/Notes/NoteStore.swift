@@ -51,7 +51,7 @@ struct NoteStore: Sendable {
         let rows = try await connection.query("""
             SELECT \(Self.noteColumns)
             FROM tenant_notes n
-            JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+            JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             WHERE n.tenant_id = \(tenantID) AND n.id = \(id)
               AND (n.visibility = 'public' OR n.user_id = \(viewerID))
             """)
@@ -60,11 +60,11 @@ struct NoteStore: Sendable {
 
     /// Locks the note for a change by `viewer` and says whether they may make it. A disabled
     /// author's note is not found, as `tenant_notes` hides it from every read.
-    func lockForChange(tenantID: Int64, id: Int64, viewerID: Int64, on connection: PostgresConnection) async throws -> Access {
+    func lockForChange(tenantID: Int64, id: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Access {
         let rows = try await connection.query("""
             SELECT \(Self.noteColumns)
             FROM notes n
-            JOIN users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+            JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             WHERE n.tenant_id = \(tenantID) AND n.id = \(id) AND u.disabled_at IS NULL
             FOR UPDATE OF n
             """)
@@ -74,44 +74,50 @@ struct NoteStore: Sendable {
         return note.visibility == .public ? .notAuthor : .notFound
     }
 
-    /// Inserts a note by `authorID`; an unknown place is `NoteError.unknownPlace`.
-    func create(tenantID: Int64, authorID: Int64, draft: NoteDraft, on connection: PostgresConnection) async throws -> Note {
+    /// Inserts a note by `authorID` (whose username is `authorName`); an unknown place is
+    /// `NoteError.unknownPlace`.
+    func create(
+        tenantID: Int64, authorID: Int64, authorName: String, draft: NoteDraft, on connection: some PostgresQuerying
+    ) async throws -> Note {
         let rows = try await mappingPlaceError {
             try await connection.query("""
-                WITH inserted AS (
-                    INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id)
-                    VALUES (\(tenantID), \(authorID), \(draft.body),
-                            ST_SetSRID(ST_MakePoint(\(draft.lng), \(draft.lat)), 4326)::geography,
-                            \(draft.visibility.rawValue), \(draft.placeID))
-                    RETURNING *
-                )
-                SELECT \(Self.noteColumns)
-                FROM inserted n
-                JOIN users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+                INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id)
+                VALUES (\(tenantID), \(authorID), \(draft.body),
+                        ST_SetSRID(ST_MakePoint(\(draft.lng), \(draft.lat)), 4326)::geography,
+                        \(draft.visibility.rawValue), \(draft.placeID))
+                RETURNING \(Self.returnedColumns(authorName: authorName))
                 """)
         }
         return try Self.note(from: rows[0], viewer: authorID)
     }
 
+    /// `noteColumns` in a write's RETURNING, for a note by `authorName`. A write answers with
+    /// the author's name as the caller knows it rather than by a join: on Citus a join over
+    /// the written rows makes the write and the read two trips to the worker.
+    static func returnedColumns(authorName: String) -> PostgresQuery {
+        """
+        id, body, ST_Y(location::geometry), ST_X(location::geometry), user_id, \(authorName)::text,
+        visibility, place_id, created_at, updated_at
+        """
+    }
+
     /// Applies a patch to a note already locked with `lockForChange`.
-    func update(tenantID: Int64, id: Int64, patch: NotePatch, viewerID: Int64, on connection: PostgresConnection) async throws -> Note {
+    /// Only its author changes a note, so `authorName` is the caller's.
+    func update(
+        tenantID: Int64, id: Int64, patch: NotePatch, viewerID: Int64, authorName: String, on connection: some PostgresQuerying
+    ) async throws -> Note {
         let placeChanges = patch.placeID != nil
         let rows = try await mappingPlaceError {
             try await connection.query("""
-                WITH updated AS (
-                    UPDATE notes
-                    SET body = coalesce(\(patch.body), body),
-                        visibility = coalesce(\(patch.visibility?.rawValue), visibility),
-                        place_id = CASE WHEN \(placeChanges) THEN \(patch.placeID ?? nil) ELSE place_id END,
-                        -- Later than before, always (an ETag changes with every edit), and no
-                        -- volatile function, which Citus refuses in an UPDATE.
-                        updated_at = greatest(now(), seconds_after(updated_at, 0.000001))
-                    WHERE tenant_id = \(tenantID) AND id = \(id)
-                    RETURNING *
-                )
-                SELECT \(Self.noteColumns)
-                FROM updated n
-                JOIN users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+                UPDATE notes
+                SET body = coalesce(\(patch.body), body),
+                    visibility = coalesce(\(patch.visibility?.rawValue), visibility),
+                    place_id = CASE WHEN \(placeChanges) THEN \(patch.placeID ?? nil) ELSE place_id END,
+                    -- Later than before, always (an ETag changes with every edit), and no
+                    -- volatile function, which Citus refuses in an UPDATE.
+                    updated_at = greatest(now(), seconds_after(updated_at, 0.000001))
+                WHERE tenant_id = \(tenantID) AND id = \(id)
+                RETURNING \(Self.returnedColumns(authorName: authorName))
                 """)
         }
         guard let row = rows.first else { throw NoteError.notFound }
@@ -128,7 +134,7 @@ struct NoteStore: Sendable {
         return !rows.isEmpty
     }
 
-    func delete(tenantID: Int64, id: Int64, on connection: PostgresConnection) async throws {
+    func delete(tenantID: Int64, id: Int64, on connection: some PostgresQuerying) async throws {
         try await connection.query("DELETE FROM notes WHERE tenant_id = \(tenantID) AND id = \(id)")
     }
 

@@ -36,7 +36,7 @@ struct NotesController {
         let key = try Self.idempotencyKey(request)
         let draft = try await request.decode(NoteDraft.self, context: context, limit: bodyLimit)
         let create: (PostgresConnection) async throws -> NoteResponse = { connection in
-            let note = try await store.create(tenantID: identity.tenantID, authorID: identity.userID, draft: draft, on: connection)
+            let note = try await store.create(tenantID: identity.tenantID, authorID: identity.userID, authorName: identity.username, draft: draft, on: connection)
             return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
         }
         guard let key else { return try await pool.withTenantTransaction(identity.tenantID, logger: context.logger, create) }
@@ -86,7 +86,7 @@ struct NotesController {
             let current = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
             if patch.isEmpty { return NoteResponse(current) }
             return NoteResponse(
-                try await store.update(tenantID: identity.tenantID, id: id, patch: patch, viewerID: identity.userID, on: connection))
+                try await store.update(tenantID: identity.tenantID, id: id, patch: patch, viewerID: identity.userID, authorName: identity.username, on: connection))
         }
     }
 

@@ -38,7 +38,7 @@ extension PlaceStore {
             keyset = "\n  AND (p.created_at, p.id) < (timestamptz 'epoch' + \(micros) * interval '1 microsecond', \(id))"
         }
         return """
-            SELECT \(Self.placeColumns(viewer: viewerID)), (extract(epoch FROM p.created_at) * 1000000)::bigint
+            SELECT \(Self.placeColumns(viewer: viewerID, tenantID: tenantID)), (extract(epoch FROM p.created_at) * 1000000)::bigint
             FROM tenant_places p
             WHERE \(condition(list.filters, tenantID: tenantID))\(keyset)
             ORDER BY p.created_at DESC, p.id DESC
@@ -65,7 +65,7 @@ extension PlaceStore {
                 ORDER BY p.location <-> \(origin)
                 LIMIT \(limit + 1)
             )
-            SELECT \(Self.placeColumns(viewer: viewerID)), ST_Distance(p.location, \(origin)) AS distance
+            SELECT \(Self.placeColumns(viewer: viewerID, tenantID: tenantID)), ST_Distance(p.location, \(origin)) AS distance
             FROM tenant_places p
             WHERE \(filter)\(keyset)
               AND ST_DWithin(p.location, \(origin), (SELECT max(distance) + 0.001 FROM sphere_nearest))

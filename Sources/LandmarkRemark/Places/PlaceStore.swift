@@ -4,13 +4,15 @@ import Postgres
 /// The places table, always as the caller's tenant: in its transaction, or as pipelined reads.
 struct PlaceStore: Sendable {
     /// The columns `place(from:)` reads over `p` (places); `viewer` decides which notes count.
-    static func placeColumns(viewer: Int64) -> PostgresQuery {
+    /// The sub-selects name the tenant itself, not `p`'s: on Citus a statement goes to one
+    /// shard only when every table in it is filtered by a constant tenant.
+    static func placeColumns(viewer: Int64, tenantID: Int64) -> PostgresQuery {
         """
         p.id, p.name, ST_Y(p.location::geometry), ST_X(p.location::geometry), p.kind, p.created_by,
         (SELECT count(*) FROM tenant_notes n
-         WHERE n.tenant_id = p.tenant_id AND n.place_id = p.id AND (n.visibility = 'public' OR n.user_id = \(viewer))),
+         WHERE n.tenant_id = \(tenantID) AND n.place_id = p.id AND (n.visibility = 'public' OR n.user_id = \(viewer))),
         p.created_at,
-        (SELECT cu.username FROM tenant_users cu WHERE cu.tenant_id = p.tenant_id AND cu.id = p.created_by)
+        (SELECT cu.username FROM tenant_users cu WHERE cu.tenant_id = \(tenantID) AND cu.id = p.created_by)
         """
     }
 
@@ -48,7 +50,7 @@ struct PlaceStore: Sendable {
 
     func find(tenantID: Int64, id: Int64, viewer: Int64, on connection: some PostgresQuerying) async throws -> Place? {
         let rows = try await connection.query("""
-            SELECT \(Self.placeColumns(viewer: viewer)) FROM tenant_places p WHERE p.tenant_id = \(tenantID) AND p.id = \(id)
+            SELECT \(Self.placeColumns(viewer: viewer, tenantID: tenantID)) FROM tenant_places p WHERE p.tenant_id = \(tenantID) AND p.id = \(id)
             """)
         return try rows.first.map(Self.place(from:))
     }

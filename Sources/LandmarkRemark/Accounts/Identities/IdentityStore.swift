@@ -66,7 +66,7 @@ struct IdentityStore: Sendable {
     func owner(tenantID: Int64, provider: String, subject: String, on connection: PostgresConnection) async throws -> (userID: Int64, disabled: Bool)? {
         let rows = try await connection.query("""
             SELECT i.user_id, u.disabled_at IS NOT NULL
-            FROM user_identities i JOIN users u ON u.tenant_id = i.tenant_id AND u.id = i.user_id
+            FROM user_identities i JOIN users u ON u.tenant_id = \(tenantID) AND u.id = i.user_id
             WHERE i.tenant_id = \(tenantID) AND i.provider = \(provider) AND i.subject = \(subject)
             """)
         return try rows.first.map { try $0.decode((Int64, Bool).self) }
