@@ -6,7 +6,14 @@ import Testing
 /// The statements the service runs use the indexes meant for them, on a table big
 /// enough that the planner would rather not if it could avoid it. Checks the plan,
 /// not the time.
-@Suite(.timeLimit(.minutes(3))) struct NotesPlanTests {
+///
+/// Not on Citus (`make test-citus`): there a shard is read as the service's role, so its
+/// row-level security policy applies, and PostgreSQL will not use a condition that is not
+/// leakproof (`&&`, `ILIKE`) as an index condition beneath a policy. The statements route
+/// and answer the same (CitusRoutingTests and the rest of the suite), but some take other
+/// plans; docs/operations.md ("Running on Citus") and the benchmark report say what it costs.
+@Suite(.timeLimit(.minutes(3)), .disabled(if: CitusRoutingTests.onCitus, "single-server plans; see the comment above"))
+struct NotesPlanTests {
     static let noteCount = 100_000
 
     /// A tenant of 50 users, 100,000 notes and 2,000 places around Sydney, made with
@@ -93,7 +100,13 @@ import Testing
                 return try await connection.query(statement)
             }
         }
-        return try rows.map { try $0.decode(String.self, column: 0) }.joined(separator: "\n")
+        return Self.withoutShardSuffixes(try rows.map { try $0.decode(String.self, column: 0) }.joined(separator: "\n"))
+    }
+
+    /// On Citus the plan is the worker's, over a shard: `notes_102008` for notes, and its
+    /// indexes alike. Without the shard ids it reads as on one server.
+    static func withoutShardSuffixes(_ plan: String) -> String {
+        plan.replacing(/([a-z])_1[0-9]{5}\b/) { String($0.output.1) }
     }
 
     /// One seeded tenant for every test of the suite.
