@@ -44,3 +44,6 @@ if [ $# -eq 0 ]; then
 else
     swift test --skip-build "$@"
 fi
+# Then, once, the operations guide's "adding a worker": a third worker joins and the shards
+# rebalance onto it while the service takes writes (not when only some tests were asked for).
+if [ $# -eq 0 ]; then python3 scripts/integration/citus-rebalance-check.py "$CLUSTER" .build/debug/landmark-remark; fi
