@@ -2,8 +2,8 @@ import CCrypto
 
 /// Random bearer tokens, SHA-256 digests and constant-time comparison.
 ///
-/// The server hands out `prefix + base64url(32 random bytes)` and stores only
-/// the SHA-256 of the token, so a database leak does not leak usable tokens.
+/// The server hands out `prefix + tenant id + _ + base64url(32 random bytes)` and stores
+/// only the SHA-256 of the token, so a database leak does not leak usable tokens.
 public enum Tokens {
     /// Number of random bytes in a token (256 bits).
     public static let randomByteCount = 32
@@ -12,6 +12,62 @@ public enum Tokens {
     /// OpenSSL's CSPRNG (43 characters).
     public static func randomToken(prefix: String) -> String {
         prefix + Base64URL.encode(randomBytes(count: randomByteCount))
+    }
+
+    /// Characters of the random part: 32 bytes in unpadded base64url.
+    public static let randomLength = 43
+
+    /// Returns `prefix`, the tenant's id in decimal, `_`, then the random part, e.g.
+    /// `lr_at_42_…`. The tenant lets the lookup name it (Citus routes on it) before anything
+    /// is read; the SHA-256 stored is of the whole string, so a token whose tenant part is
+    /// changed is simply unknown.
+    public static func tenantToken(prefix: String, tenantID: Int64) -> String {
+        precondition(tenantID > 0, "tenant ids are positive, not \(tenantID)")
+        return randomToken(prefix: "\(prefix)\(tenantID)_")
+    }
+
+    /// What a token's form says about its tenant.
+    public enum TenantPart: Equatable, Sendable {
+        /// `prefix` and the random part alone, as minted before tokens named their tenant:
+        /// only a lookup by hash alone finds it.
+        case legacy
+        /// `prefix`, a tenant id, `_`, the random part.
+        case tenant(Int64)
+    }
+
+    /// The tenant part of `token`, or nil when `token` cannot be one of ours with `prefix`:
+    /// another prefix, a random part that is not 43 base64url characters, a tenant id that
+    /// is not the canonical decimal of a positive `Int64` (no sign, no leading zero), or no
+    /// `_` after it.
+    public static func tenantPart(of token: some StringProtocol, prefix: String) -> TenantPart? {
+        let bytes = Array(token.utf8)
+        guard bytes.starts(with: prefix.utf8) else { return nil }
+        let rest = bytes.dropFirst(prefix.utf8.count)
+        guard rest.count >= randomLength, rest.suffix(randomLength).allSatisfy(isBase64URL) else { return nil }
+        let head = rest.dropLast(randomLength)
+        if head.isEmpty { return .legacy }
+        guard head.last == UInt8(ascii: "_") else { return nil }
+        let digits = head.dropLast()
+        guard let first = digits.first, first != UInt8(ascii: "0") else { return nil }
+        var tenantID: Int64 = 0
+        for digit in digits {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+            let (shifted, overflow) = tenantID.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = shifted.addingReportingOverflow(Int64(digit - UInt8(ascii: "0")))
+            guard !overflow, !carry else { return nil }
+            tenantID = sum
+        }
+        return .tenant(tenantID)
+    }
+
+    private static func isBase64URL(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"):
+            true
+        default:
+            false
+        }
     }
 
     /// Returns `count` bytes from `RAND_bytes`.

@@ -16,6 +16,53 @@ import Testing
         #expect(Tokens.randomToken(prefix: "lr_rt_").hasPrefix("lr_rt_"))
     }
 
+    @Test func tenantTokenShape() {
+        for tenantID: Int64 in [1, 42, 1_000_000, .max] {
+            let token = Tokens.tenantToken(prefix: "lr_at_", tenantID: tenantID)
+            #expect(token.hasPrefix("lr_at_\(tenantID)_"))
+            #expect(token.count == "lr_at_\(tenantID)_".count + 43)
+            #expect(Base64URL.decode(token.suffix(43))?.count == 32)
+            #expect(Tokens.tenantPart(of: token, prefix: "lr_at_") == .tenant(tenantID))
+            // Another kind's prefix does not take it.
+            #expect(Tokens.tenantPart(of: token, prefix: "lr_rt_") == nil)
+        }
+        let twice = (0..<100).map { _ in Tokens.tenantToken(prefix: "lr_st_", tenantID: 7) }
+        #expect(Set(twice).count == twice.count)
+        // The longest fits the 128 bytes the service reads.
+        #expect(Tokens.tenantToken(prefix: "lr_rt_", tenantID: .max).utf8.count == 6 + 19 + 1 + 43)
+    }
+
+    @Test func legacyTokensAreExactly43CharactersAfterThePrefix() {
+        let random = String(repeating: "A", count: 43)
+        #expect(Tokens.tenantPart(of: "lr_at_" + random, prefix: "lr_at_") == .legacy)
+        #expect(Tokens.tenantPart(of: Tokens.randomToken(prefix: "lr_rt_"), prefix: "lr_rt_") == .legacy)
+        // Digits and `_` are base64url too: 43 characters are legacy whatever they start with.
+        #expect(Tokens.tenantPart(of: "lr_at_12_" + String(repeating: "x", count: 40), prefix: "lr_at_") == .legacy)
+        // A substring parses like the string.
+        #expect(Tokens.tenantPart(of: "Bearer lr_at_5_\(random)".dropFirst(7), prefix: "lr_at_") == .tenant(5))
+    }
+
+    @Test func malformedTokensHaveNoTenantPart() {
+        let random = String(repeating: "b", count: 43)
+        let malformed = [
+            "", "lr_at_", "lr_at_x", "lr_at_" + String(random.dropLast()), "lr_at_" + random + "c",
+            "lr_rt_1_" + random, "LR_AT_1_" + random, "xlr_at_1_" + random,
+            // Tenant ids: none, zero, a leading zero, a sign, not digits, beyond Int64.
+            "lr_at__" + random, "lr_at_0_" + random, "lr_at_01_" + random, "lr_at_007_" + random,
+            "lr_at_+1_" + random, "lr_at_-1_" + random, "lr_at_1a_" + random, "lr_at_ 1_" + random,
+            "lr_at_\u{0663}_" + random, "lr_at_9223372036854775808_" + random, "lr_at_99999999999999999999_" + random,
+            // No `_` between the tenant and the random part, or one too many.
+            "lr_at_1" + random, "lr_at_1__" + random, "lr_at_1_2_" + random,
+            // The random part outside base64url.
+            "lr_at_1_" + String(random.dropLast()) + "=", "lr_at_1_" + String(random.dropLast()) + "+",
+            "lr_at_1_" + String(random.dropLast()) + "é", "lr_at_" + String(random.dropLast()) + "/",
+        ]
+        for token in malformed {
+            #expect(Tokens.tenantPart(of: token, prefix: "lr_at_") == nil, "\(token)")
+        }
+        #expect(Tokens.tenantPart(of: "lr_at_9223372036854775807_" + random, prefix: "lr_at_") == .tenant(.max))
+    }
+
     @Test func randomBytes() {
         #expect(Tokens.randomBytes(count: 0).isEmpty)
         #expect(Tokens.randomBytes(count: 16).count == 16)

@@ -21,8 +21,10 @@ import Testing
             #expect(tokens.expiresIn == 3600)
             let access = tokens.accessToken
             let refresh = tokens.refreshToken
-            #expect(access.hasPrefix("lr_at_") && access.count == 6 + 43)
-            #expect(refresh.hasPrefix("lr_rt_") && refresh.count == 6 + 43)
+            // Each names its tenant: `lr_at_<tenant id>_` and 43 random characters.
+            let tenantID = try await TestEnvironment.ownerScalar("SELECT id FROM tenants WHERE slug = \(tenant)", as: Int64.self)
+            #expect(access.hasPrefix("lr_at_\(tenantID)_") && access.count == "lr_at_\(tenantID)_".count + 43)
+            #expect(refresh.hasPrefix("lr_rt_\(tenantID)_") && refresh.count == "lr_rt_\(tenantID)_".count + 43)
             // The server keeps the tokens' SHA-256 only.
             let stored = try await TestEnvironment.ownerScalar(
                 "SELECT count(*) FROM session_tokens WHERE token_hash IN (sha256(convert_to(\(access), 'UTF8')), sha256(convert_to(\(refresh), 'UTF8')))",

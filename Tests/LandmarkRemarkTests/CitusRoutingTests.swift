@@ -1,3 +1,4 @@
+import Credentials
 import Foundation
 @testable import LandmarkRemark
 import Postgres
@@ -140,6 +141,14 @@ import Testing
                         tenantID: tenantID, viewerID: viewerID, after: 0, upTo: Int64.max / 2, box: nil, on: reads)
                 }
                 Self.expectRouted(events, to: port, "events read")
+
+                let tokens = try await Self.record(tenantID: tenantID) { connection in
+                    let hash = Tokens.sha256(writer.accessToken)
+                    _ = try await connection.query(SessionStore.lookupStatement(tenantID: tenantID, hash: hash))
+                    let sessions = SessionStore(accessTokenLifetime: 900, refreshTokenLifetime: 86_400, refreshGraceSeconds: 10)
+                    _ = try await sessions.refresh(tenantID: tenantID, refreshToken: writer.refreshToken, on: connection)
+                }
+                Self.expectRouted(tokens, to: port, "token lookup and refresh")
 
                 let places = try await Self.record(tenantID: tenantID) { reads in
                     var parameters = try QueryParameters(query: "near=-33.8,151.2")

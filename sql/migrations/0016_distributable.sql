@@ -175,8 +175,8 @@ CREATE TRIGGER places_deleted_notes BEFORE DELETE ON places FOR EACH ROW EXECUTE
 
 -- 4. Unique keys that name the tenant ---------------------------------------------------
 -- Tokens now carry their tenant and are found by (tenant_id, hash), the primary key. The
--- hash-only indexes serve the lookups of tokens issued before (0017), for one lifetime of
--- a refresh token; a later migration drops them. A hash is SHA-256 of 256 random bits:
+-- hash-only indexes serve the lookups of tokens issued before tokens named their tenant,
+-- for one lifetime of a refresh token; a later migration drops them. A hash is SHA-256 of 256 random bits:
 -- the index need not enforce what chance already does.
 DROP INDEX session_tokens_hash;
 CREATE INDEX session_tokens_legacy_hash ON session_tokens (token_hash);
@@ -428,8 +428,8 @@ BEGIN
 END $$;
 
 -- Citus cannot plan a SQL function's statement that reads a distributed table with the
--- function's parameters in it; PL/pgSQL it can. Tickets issued before 0017 (without their
--- tenant) are still redeemed here, for their minute of life after an upgrade.
+-- function's parameters in it; PL/pgSQL it can. Tickets issued before this release
+-- (without their tenant) are still redeemed here, for their minute of life after an upgrade.
 CREATE OR REPLACE FUNCTION redeem_stream_ticket(p_ticket_hash bytea)
 RETURNS TABLE (tenant_id bigint, tenant_slug text, user_id bigint, username text, session_id bigint, access_token_hash bytea)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER

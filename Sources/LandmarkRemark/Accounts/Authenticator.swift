@@ -1,12 +1,11 @@
-import Credentials
 import Hummingbird
 import Postgres
 
 /// Resolves `Authorization: Bearer lr_at_…` into an `Identity`, or answers `401`.
 ///
-/// The token is looked up by its SHA-256 through a SECURITY DEFINER function,
-/// the one query that runs before the tenant is known. `X-Tenant`, when sent,
-/// must name the token's tenant.
+/// The token names its tenant and is looked up there by its SHA-256 (`SessionStore`); a
+/// legacy one, without a tenant part, through the SECURITY DEFINER function that finds it
+/// by hash alone. `X-Tenant`, when sent, must name the token's tenant.
 ///
 /// On the event stream only, a request without `Authorization` may carry a stream ticket
 /// instead (`?ticket=lr_st_…`, `StreamTicketStore`): browsers' `EventSource` sends no headers.
@@ -26,8 +25,8 @@ struct Authenticator: RouterMiddleware {
         if request.headers[.authorization] == nil, acceptsStreamTickets, let ticket = Self.streamTicket(request) {
             found = try await StreamTicketStore.redeem(ticket, on: pool, logger: context.logger)
         } else {
-            guard let hash = Self.accessTokenHash(request) else { throw AppError.unauthenticated }
-            found = try await SessionStore.identity(accessTokenHash: hash, on: pool, logger: context.logger)
+            guard let token = Self.accessToken(request) else { throw AppError.unauthenticated }
+            found = try await SessionStore.identity(accessToken: token, on: pool, logger: context.logger)
         }
         guard let identity = found else { throw AppError.unauthenticated }
         if let named = request.headers[.xTenant], named != identity.tenantSlug { throw TenantError.mismatch }
@@ -41,14 +40,15 @@ struct Authenticator: RouterMiddleware {
         return values.count == 1 ? String(values[0]) : nil
     }
 
-    /// The SHA-256 of the request's `Authorization: Bearer lr_at_…` token, as stored; nil
-    /// without a plausible one.
-    private static func accessTokenHash(_ request: Request) -> [UInt8]? {
+    /// The request's `Authorization: Bearer lr_at_…` token; nil without a plausible one.
+    private static func accessToken(_ request: Request) -> String? {
         guard let header = request.headers[.authorization] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer", parts[1].hasPrefix("lr_at_"), parts[1].utf8.count <= 128 else {
+        guard parts.count == 2, parts[0].lowercased() == "bearer", parts[1].hasPrefix(SessionStore.accessTokenPrefix),
+            parts[1].utf8.count <= 128
+        else {
             return nil
         }
-        return Tokens.sha256(String(parts[1]))
+        return String(parts[1])
     }
 }

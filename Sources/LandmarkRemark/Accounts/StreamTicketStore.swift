@@ -5,9 +5,9 @@ import Postgres
 /// Stream tickets: a browser's `EventSource` cannot send `Authorization`, so it opens
 /// `GET /v1/events?ticket=…` with a ticket made from its access token a moment before.
 ///
-/// A ticket is 32 random bytes (`lr_st_…`), stored by its SHA-256. It works once
-/// (redeeming deletes it), for `LR_EVENT_TICKET_TTL_SECONDS`, and only while the access
-/// token it was made with is live; the stream it opens then lives as that token does.
+/// A ticket is its tenant and 32 random bytes (`lr_st_<tenant>_…`), stored by its SHA-256.
+/// It works once (redeeming deletes it), for `LR_EVENT_TICKET_TTL_SECONDS`, and only while
+/// the access token it was made with is live; the stream it opens then lives as that token does.
 /// A URL may end up in a proxy's log or the browser's history, which is why a ticket is
 /// worth nothing by the time anyone could read it there.
 struct StreamTicketStore: Sendable {
@@ -25,7 +25,7 @@ struct StreamTicketStore: Sendable {
 
     /// A new ticket for the caller's access token; nil when the token has too many waiting.
     func issue(for identity: Identity, logger: Logger) async throws -> Ticket? {
-        let value = Tokens.randomToken(prefix: Self.prefix)
+        let value = Tokens.tenantToken(prefix: Self.prefix, tenantID: identity.tenantID)
         // Concurrent requests of one token take turns, so the count they check stays true.
         let lock = identity.accessTokenHash.prefix(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }
         let inserted = try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
@@ -46,10 +46,34 @@ struct StreamTicketStore: Sendable {
     /// Who a ticket stands for, spending it; nil for a ticket that is unknown, spent, expired,
     /// or whose access token is no longer live.
     static func redeem(_ ticket: String, on pool: PostgresPool, logger: Logger) async throws -> Identity? {
-        guard ticket.hasPrefix(prefix), ticket.utf8.count <= 128 else { return nil }
+        guard ticket.utf8.count <= 128, let part = Tokens.tenantPart(of: ticket, prefix: prefix) else { return nil }
+        let hash = PostgresBytes(Tokens.sha256(ticket))
+        guard case .tenant(let tenantID) = part else { return try await redeemLegacy(hash, on: pool, logger: logger) }
+        // What redeem_stream_ticket does (migration 0012), in the ticket's tenant: the ticket
+        // is spent whatever the lookup finds, and in the same transaction, as the function's
+        // one statement was.
+        return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+            let spent = try await connection.query("""
+                WITH spent AS (
+                    DELETE FROM stream_tickets WHERE tenant_id = \(tenantID) AND ticket_hash = \(hash)
+                    RETURNING access_token_hash, expires_at
+                )
+                -- now() outside RETURNING: Citus takes only immutable expressions there.
+                SELECT access_token_hash, expires_at > now() FROM spent
+                """)
+            guard let row = spent.first else { return nil }
+            let (tokenHash, fresh) = try row.decode((PostgresBytes, Bool).self)
+            guard fresh else { return nil }
+            return try await SessionStore.identity(tenantID: tenantID, accessTokenHash: tokenHash.bytes, on: connection)
+        }
+    }
+
+    /// A ticket without a tenant part, issued before tickets named theirs: found by hash
+    /// alone. Such tickets lived seconds; this goes with the legacy indexes (migration 0016).
+    private static func redeemLegacy(_ hash: PostgresBytes, on pool: PostgresPool, logger: Logger) async throws -> Identity? {
         let rows = try await pool.query("""
             SELECT tenant_id, tenant_slug, user_id, username, session_id, access_token_hash
-            FROM redeem_stream_ticket(\(PostgresBytes(Tokens.sha256(ticket))))
+            FROM redeem_stream_ticket(\(hash))
             """, logger: logger)
         guard let row = rows.first else { return nil }
         let (tenantID, slug, userID, username, sessionID, tokenHash) = try row.decode((Int64, String, Int64, String, Int64, PostgresBytes).self)

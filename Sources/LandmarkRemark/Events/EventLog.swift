@@ -123,9 +123,11 @@ struct EventLog: Sendable {
     }
 
     /// Whether the stream's access token still admits it: not expired, session not
-    /// revoked, user and tenant not disabled (the check every request passes).
-    func isLive(tokenHash: [UInt8], on reads: some PostgresQuerying) async throws -> Bool {
-        !(try await reads.query("SELECT 1 FROM authenticate_access_token(\(PostgresBytes(tokenHash)))")).isEmpty
+    /// revoked, user and tenant not disabled (the check every request passes). The stream
+    /// knows its tenant, so this is the lookup in that tenant alone, for a token of either
+    /// form; `reads` has `tenantID` set.
+    func isLive(tenantID: Int64, tokenHash: [UInt8], on reads: some PostgresQuerying) async throws -> Bool {
+        try await SessionStore.identity(tenantID: tenantID, accessTokenHash: tokenHash, on: reads) != nil
     }
 
     /// Where a starting service's horizon begins: the newest final id, and the snapshot's

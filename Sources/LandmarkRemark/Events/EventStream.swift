@@ -59,7 +59,7 @@ struct EventStream {
         while position < head {
             try await pacer.reserve(EventLog.batchSize)
             let batch = try await pool.withTenantReads(identity.tenantID, logger: logger) { [self] reads -> EventLog.Batch? in
-                guard try await log.isLive(tokenHash: tokenHash, on: reads) else { return nil }
+                guard try await log.isLive(tenantID: identity.tenantID, tokenHash: tokenHash, on: reads) else { return nil }
                 return try await log.read(
                     tenantID: identity.tenantID, viewerID: identity.userID, after: position, upTo: head, box: box, on: reads)
             }
@@ -81,7 +81,9 @@ struct EventStream {
     }
 
     private func isLive() async throws -> Bool {
-        try await pool.withTenantReads(identity.tenantID, logger: logger) { try await log.isLive(tokenHash: tokenHash, on: $0) }
+        try await pool.withTenantReads(identity.tenantID, logger: logger) {
+            try await log.isLive(tenantID: identity.tenantID, tokenHash: tokenHash, on: $0)
+        }
     }
 
     /// The `reset` event: the client cannot resume where it asked and must fetch what it

@@ -22,6 +22,15 @@ extension PostgresPool {
         try await withPipelinedReads(settings: Self.tenantSettings(tenantID), logger: logger, body)
     }
 
+    /// One statement of `tenantID`'s, as one implicit transaction pipelined with the setting:
+    /// one round trip. For a read that stands alone (a token lookup).
+    @discardableResult
+    func query(
+        _ query: PostgresQuery, tenant tenantID: Int64, logger: Logger, fileID: StaticString = #fileID, line: UInt = #line
+    ) async throws -> PostgresRows {
+        try await self.query(query, settings: Self.tenantSettings(tenantID), logger: logger, fileID: fileID, line: line)
+    }
+
     private static func tenantSettings(_ tenantID: Int64) -> [(String, String)] {
         [("app.tenant_id", String(tenantID))]
     }
