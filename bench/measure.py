@@ -512,7 +512,7 @@ def main():
 
     report = render(results)
     os.makedirs(os.path.join(BENCH, "results"), exist_ok=True)
-    suffix = ("-partial" if only else "") + ("-peers" if PEER_URL else "")
+    suffix = ("-partial" if only else "") + ("-peers" if PEER_URL else "") + ("-citus" if E.get("BENCH_CITUS") else "")
     path = os.path.join(BENCH, "results", f"{datetime.now(timezone.utc).strftime('%Y-%m-%d')}-{MODE}{suffix}.md")
     with open(path, "w") as f:
         f.write(report)
@@ -531,7 +531,7 @@ def fmt(value, digits=1):
 def render(r):
     out = []
     w = out.append
-    w(f"# Benchmark, {r['mode']} run, {r['started']}\n")
+    w(f"# Benchmark, {r['mode']} run{', on Citus (a coordinator and two workers)' if E.get('BENCH_CITUS') else ''}, {r['started']}\n")
     w(f"Machine: {os.cpu_count()} cores, shared with other engineers' builds and tests during the run, so every "
       f"figure is noisy (see the 'machine busy' column: cores busy in total, including work that is not ours). "
       f"Data: {int(E['BENCH_NOTES']):,} notes by {int(E['BENCH_USERS']):,} users in tenant bench, "

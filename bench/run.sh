@@ -4,6 +4,8 @@
 #   bench/run.sh           1,000,000 notes, 8/32/128 connections, 20 s runs
 #   bench/run.sh --quick   100,000 notes, 8/32 connections, 5 s runs
 #   bench/run.sh --peers   also builds and measures bench/peers/vapor-peer (with --quick too)
+#   BENCH_CITUS=1 bench/run.sh [--quick]   the same on a local Citus cluster (scripts/citus.sh:
+#                          a coordinator and two workers), the data distributed by tenant
 # Writes bench/results/<date>-<quick|full>.md and prints it. See bench/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,20 +34,38 @@ cleanup() {
     [ -n "$SERVICE_PID" ] && kill "$SERVICE_PID" 2>/dev/null || true
     [ -n "$PEER_PID" ] && kill "$PEER_PID" 2>/dev/null || true
     [ -f "$WORK/nginx/nginx.pid" ] && kill "$(cat "$WORK/nginx/nginx.pid")" 2>/dev/null || true
+    if [ -n "${BENCH_CITUS:-}" ]; then scripts/citus.sh stop "$WORK/citus" || true; fi
     scripts/postgres.sh stop "$WORK/pg" || true
     [ -n "${BENCH_KEEP:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-echo "== PostgreSQL ($WORK/pg, port $PG_PORT)"
-scripts/postgres.sh start "$WORK/pg" "$PG_PORT"
-SOCK="$WORK/pg/socket"
-su_psql() { (cd / && runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PG_PORT" -U postgres -d landmark_remark "$@"); }
-[ "$(id -u)" = 0 ] || su_psql() { psql -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PG_PORT" -U postgres -d landmark_remark "$@"; }
+if [ -n "${BENCH_CITUS:-}" ]; then
+    [ -z "$PEERS" ] || { echo "the peer runs against one server only: no --peers with BENCH_CITUS"; exit 2; }
+    echo "== Citus ($WORK/citus: a coordinator and two workers)"
+    scripts/citus.sh start "$WORK/citus" 2
+    PG_DIR=$WORK/citus/coordinator
+    NODES=("$WORK"/citus/coordinator "$WORK"/citus/worker*)
+else
+    echo "== PostgreSQL ($WORK/pg, port $PG_PORT)"
+    scripts/postgres.sh start "$WORK/pg" "$PG_PORT"
+    PG_DIR=$WORK/pg
+    NODES=("$WORK/pg")
+fi
+PG_PORT=$(cat "$PG_DIR/port")
+SOCK="$PG_DIR/socket"
+node_psql() { # DIR, then psql arguments: as postgres on that node's database
+    local dir=$1; shift
+    if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -h "$dir/socket" -p "$(cat "$dir/port")" -U postgres -d landmark_remark "$@")
+    else psql -X -q -v ON_ERROR_STOP=1 -h "$dir/socket" -p "$(cat "$dir/port")" -U postgres -d landmark_remark "$@"; fi
+}
+su_psql() { node_psql "$PG_DIR" "$@"; }
 # Room for the million-note working set; everything else stays at the defaults.
-su_psql -c "ALTER SYSTEM SET shared_buffers = '1GB'" -c "ALTER SYSTEM SET max_wal_size = '4GB'"
-scripts/postgres.sh restart "$WORK/pg"
-eval "$(scripts/postgres.sh env "$WORK/pg" | sed -E 's/^([A-Z_]+)=(.*)$/export \1='"'"'\2'"'"'/')"
+for node in "${NODES[@]}"; do
+    node_psql "$node" -c "ALTER SYSTEM SET shared_buffers = '1GB'" -c "ALTER SYSTEM SET max_wal_size = '4GB'"
+    scripts/postgres.sh restart "$node"
+done
+eval "$(scripts/postgres.sh env "$PG_DIR" | sed -E 's/^([A-Z_]+)=(.*)$/export \1='"'"'\2'"'"'/')"
 
 echo "== release build"
 BUILD_START=$(date +%s)
@@ -83,10 +103,12 @@ start_service() {
     LR_HASH_SHARE_PER_ADDRESS=256 LR_HASH_SHARE_PER_TENANT_PERCENT=100 \
         "$BIN" serve >"$WORK/service.log" 2>&1 &
     SERVICE_PID=$!
-    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$SERVICE_PORT/readyz" >/dev/null 2>&1 && return; sleep 0.1; done
+    # Before distribute, a Citus coordinator is not ready (/readyz says so), but serves.
+    local probe=${1:-readyz}
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$SERVICE_PORT/$probe" >/dev/null 2>&1 && return; sleep 0.1; done
     echo "service did not start"; cat "$WORK/service.log"; exit 1
 }
-start_service
+if [ -n "${BENCH_CITUS:-}" ]; then start_service healthz; else start_service; fi
 
 echo "== one scrypt hash (service default parameters) for every generated user"
 PASSWORD='bench lighthouse 2026 harbour'
@@ -107,6 +129,16 @@ LOAD_SECONDS=$(python3 -c "import time; print(round(time.time() - $LOAD_START, 1
 LOADED=$(su_psql -At -c "SELECT count(*) FROM notes")
 if [ "$LOADED" -lt $((NOTES + NOTES2)) ]; then echo "the load failed: $LOADED notes"; exit 1; fi
 echo "loaded in ${LOAD_SECONDS}s"
+# On Citus the tables are distributed now, with their data (generate.sql's helper functions
+# could not run over distributed tables), and the service starts again: it learns at start
+# how to read the event log.
+if [ -n "${BENCH_CITUS:-}" ]; then
+    kill "$SERVICE_PID"; wait "$SERVICE_PID" 2>/dev/null || true
+    DISTRIBUTE_START=$(date +%s.%N)
+    "$BIN" distribute | tail -3
+    echo "distributed in $(python3 -c "import time; print(round(time.time() - $DISTRIBUTE_START, 1))")s"
+    start_service
+fi
 # The load ran with the notes' triggers off, the cluster grid's among them: count it afresh.
 GRID_START=$(date +%s.%N)
 GRID_DELTAS=$(su_psql -At -c "SELECT admin.rebuild_note_grid()")
@@ -140,7 +172,7 @@ sed -e "s|@NGINX_PORT@|$NGINX_PORT|; s|@SERVICE_PORT@|$SERVICE_PORT|; s|@WORK@|$
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
 for _ in $(seq 50); do [ -s "$WORK/nginx/nginx.pid" ] && break; sleep 0.1; done
 
-export BENCH_MODE=$MODE BENCH_WORK=$WORK BENCH_BIN=$BIN BENCH_PG_PORT=$PG_PORT BENCH_SOCKET=$SOCK \
+export BENCH_CITUS=${BENCH_CITUS:-} BENCH_MODE=$MODE BENCH_WORK=$WORK BENCH_BIN=$BIN BENCH_PG_PORT=$PG_PORT BENCH_SOCKET=$SOCK \
     BENCH_SERVICE_PID=$SERVICE_PID BENCH_SERVICE_URL="http://127.0.0.1:$SERVICE_PORT" BENCH_URL="http://127.0.0.1:$NGINX_PORT" \
     BENCH_PASSWORD="$PASSWORD" BENCH_LOAD_SECONDS=$LOAD_SECONDS BENCH_BUILD_SECONDS=$BUILD_SECONDS \
     BENCH_NOTES=$NOTES BENCH_USERS=$USERS BENCH_NOTES2=$NOTES2 BENCH_START=$START \
