@@ -77,3 +77,113 @@ import Testing
         #expect(horizon.head == Self.floor + 9)
     }
 }
+
+/// Where Citus holds the log, through the live service (skipped unless `LR_TEST_CITUS=1`,
+/// which `scripts/test-citus.sh` sets).
+extension EventsTests {
+    static var onCitus: Bool { ProcessInfo.processInfo.environment["LR_TEST_CITUS"] == "1" }
+
+    /// The floor of the node whose ids the tenant's events take now (`event_probe`, run on
+    /// the tenant's worker).
+    static func eventFloor(tenantID: Int64) async throws -> Int64 {
+        try await TestEnvironment.ownerScalar("SELECT event_probe(\(tenantID), 0)", as: [Int64].self)[2]
+    }
+
+    /// Two new tenants whose shards are on different workers, with their floors.
+    static func tenantsOnTwoWorkers() async throws -> [(slug: String, id: Int64, floor: Int64)] {
+        var byFloor: [Int64: (slug: String, id: Int64, floor: Int64)] = [:]
+        for _ in 0..<64 where byFloor.count < 2 {
+            let slug = try await TestEnvironment.makeTenant()
+            let id = try await NotesFixture.tenantID(slug)
+            let floor = try await eventFloor(tenantID: id)
+            if byFloor[floor] == nil { byFloor[floor] = (slug, id, floor) }
+        }
+        try #require(byFloor.count == 2, "every new tenant landed on one worker")
+        return byFloor.values.sorted { $0.floor < $1.floor }
+    }
+
+    @Test(.enabled(if: onCitus)) func tenantsOnTwoWorkersEachGetTheirOwnEventsInOrder() async throws {
+        let tenants = try await Self.tenantsOnTwoWorkers()
+        try await withLiveApp { client, port in
+            var accounts: [Account] = []
+            var streams: [SSEClient] = []
+            defer { streams.forEach { $0.close() } }
+            for tenant in tenants {
+                let account = try await client.signup("worker", tenant: tenant.slug)
+                accounts.append(account)
+                streams.append(try await account.stream(port: port))
+            }
+            // Both tenants write at once, through the API and from several connections.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, account) in accounts.enumerated() {
+                    group.addTask {
+                        for step in 0..<10 { _ = try await client.createNote(account, "api \(index) \(step)", lat: 0, lng: 0) }
+                    }
+                    group.addTask {
+                        try await insertNotes(tenant: tenants[index].slug, userID: account.userID, count: 200, writers: 3, body: "bulk \(index)")
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for (index, stream) in streams.enumerated() {
+                let events = try await stream.events(count: 210, timeout: .seconds(60))
+                let ids = events.compactMap { $0.id.flatMap { Int64($0) } }
+                let bodies = events.compactMap(\.noteBody)
+                #expect(ids.count == 210 && Set(ids).count == 210)
+                #expect(ids == ids.sorted())
+                // The tenant's worker's ids, and only the tenant's notes.
+                #expect(ids.allSatisfy { $0 >= tenants[index].floor && $0 < tenants[index].floor + (1 << 48) })
+                #expect(bodies.filter { $0.hasPrefix("api \(index) ") } == (0..<10).map { "api \(index) \($0)" })
+                #expect(Set(bodies.filter { $0.hasPrefix("bulk \(index) ") }).count == 200)
+                #expect(bodies.allSatisfy { $0.hasPrefix("api \(index) ") || $0.hasPrefix("bulk \(index) ") })
+            }
+        }
+    }
+}
+
+extension EventsTests {
+    /// A rebalance: the tenant's shard moves to the other worker, whose range its ids now
+    /// come from. Its stream is reset into the new range and goes on there; a resume from
+    /// the old range is reset too. The tenant is first isolated in a shard of its own, so
+    /// that no other test's tenant moves with it.
+    @Test(.enabled(if: onCitus)) func aStreamWhoseTenantMovesToAnotherWorkerIsResetAndGoesOn() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        let tenantID = try await NotesFixture.tenantID(tenant)
+        try await withLiveApp { client, port in
+            let account = try await client.signup("mover", tenant: tenant)
+            let stream = try await account.stream(port: port)
+            defer { stream.close() }
+            _ = try await client.createNote(account, "before the move", lat: 0, lng: 0)
+            let before = try #require(try await stream.events(count: 1).first?.id.flatMap { Int64($0) })
+            let oldFloor = try await Self.eventFloor(tenantID: tenantID)
+            try await TestEnvironment.withOwnerPool { pool in
+                let shard = try await pool.query("""
+                    SELECT isolate_tenant_to_new_shard('events', \(tenantID), 'CASCADE', shard_transfer_mode => 'block_writes')
+                    """)[0].decode(Int64.self, column: 0)
+                try await pool.query("""
+                    SELECT citus_move_shard_placement(\(shard), n.nodename, n.nodeport, o.nodename, o.nodeport,
+                                                      shard_transfer_mode => 'block_writes')
+                    FROM pg_dist_placement p JOIN pg_dist_node n USING (groupid), pg_dist_node o
+                    WHERE p.shardid = \(shard) AND o.groupid <> n.groupid AND o.noderole = 'primary' AND o.shouldhaveshards
+                    LIMIT 1
+                    """)
+            }
+            let newFloor = try await Self.eventFloor(tenantID: tenantID)
+            #expect(newFloor != oldFloor)
+            let reset = try #require(try await stream.events(count: 2).dropFirst().first)
+            #expect(reset.event == "reset")
+            #expect(try reset.decode(API.ResetEvent.self).reason == "unknown_position")
+            #expect(reset.id.flatMap { Int64($0) } == newFloor - 1)
+            _ = try await client.createNote(account, "after the move", lat: 0, lng: 0)
+            let after = try #require(try await stream.events(count: 3).dropFirst(2).first)
+            #expect(after.noteBody == "after the move")
+            #expect(after.id.flatMap { Int64($0) }.map { $0 >= newFloor && $0 < newFloor + (1 << 48) } == true)
+            // A client resuming from before the move cannot go on there.
+            let resumed = try await account.stream(port: port, lastEventID: String(before))
+            defer { resumed.close() }
+            let again = try #require(try await resumed.events(count: 1).first)
+            #expect(again.event == "reset")
+            #expect(try again.decode(API.ResetEvent.self).reason == "unknown_position")
+        }
+    }
+}
