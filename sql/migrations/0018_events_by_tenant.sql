@@ -11,10 +11,11 @@
 --   snapshot bounds, the tenant's newest visible id there and the worker's id floor. The
 --   service moves each watched tenant's head by them (Events/TenantHorizon.swift).
 -- * event_log_mode() tells the service which of the two to use.
--- * purge_events() purges each tenant's ids range by range (a range per node its ids came
---   from) and records how far in event_purges, since deleting below one global id would
---   take every event of the nodes with lower ranges. The same code runs on one server
---   (one range), where event_log_state.purged_through still moves as before.
+-- * purge_tenant_events() purges a tenant's ids range by range (a range per node its ids
+--   came from) and records how far in event_purges, since deleting below one global id
+--   would take every event of the nodes with lower ranges; purge_events() does it for
+--   every tenant. The same code runs on one server (one range), where
+--   event_log_state.purged_through still moves as before.
 --
 -- All of it applies without Citus: admin.distribute() distributes event_purges (it has a
 -- tenant_id) and delegates event_probe where the citus extension is present.
@@ -99,33 +100,55 @@ GRANT EXECUTE ON FUNCTION event_probe(bigint, bigint) TO landmark_app;
 -- starts from it and resumes are checked against it there (event_purges is kept there
 -- too, unread).
 --
--- Every statement that reads or writes a tenant's rows names the tenant (routed to its
--- shard on Citus), the cutoff is one value for all of them, and the upsert's SET names
--- only columns (Citus refuses functions there that are not immutable).
-CREATE OR REPLACE FUNCTION purge_events() RETURNS bigint
+-- One tenant per call, so that RetentionService can purge each in a transaction of its
+-- own: on Citus a transaction open on a worker holds back the event streams of that
+-- worker's tenants (TenantHorizon), so none should last as long as a purge of every
+-- tenant. Every statement that reads or writes the tenant's rows names it (routed to its
+-- shard), and the upsert's SET names only columns (Citus refuses functions there that
+-- are not immutable).
+CREATE FUNCTION purge_tenant_events(p_tenant bigint) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
 DECLARE
     v_cutoff timestamptz := now() - interval '24 hours';
-    v_tenant bigint; v_range bigint; v_through bigint; v_max bigint;
-    v_count bigint := 0; v_deleted bigint;
+    v_range bigint; v_through bigint; v_max bigint; v_count bigint := 0; v_deleted bigint;
 BEGIN
-    FOR v_tenant IN SELECT DISTINCT tenant_id FROM events WHERE created_at < v_cutoff LOOP
-        FOR v_range, v_through IN
-            SELECT e.id >> 48, max(e.id) FROM events e
-            WHERE e.tenant_id = v_tenant AND e.created_at < v_cutoff GROUP BY 1
-        LOOP
-            DELETE FROM events WHERE tenant_id = v_tenant AND id BETWEEN v_range << 48 AND v_through;
-            GET DIAGNOSTICS v_deleted = ROW_COUNT;
-            v_count := v_count + v_deleted;
-            INSERT INTO event_purges AS p (tenant_id, id_range, purged_through) VALUES (v_tenant, v_range, v_through)
-            ON CONFLICT (tenant_id, id_range) DO UPDATE SET purged_through = greatest(p.purged_through, excluded.purged_through);
-            v_max := greatest(v_max, v_through);
-        END LOOP;
+    FOR v_range, v_through IN
+        SELECT e.id >> 48, max(e.id) FROM events e
+        WHERE e.tenant_id = p_tenant AND e.created_at < v_cutoff GROUP BY 1
+    LOOP
+        DELETE FROM events WHERE tenant_id = p_tenant AND id BETWEEN v_range << 48 AND v_through;
+        GET DIAGNOSTICS v_deleted = ROW_COUNT;
+        v_count := v_count + v_deleted;
+        INSERT INTO event_purges AS p (tenant_id, id_range, purged_through) VALUES (p_tenant, v_range, v_through)
+        ON CONFLICT (tenant_id, id_range) DO UPDATE SET purged_through = greatest(p.purged_through, excluded.purged_through);
+        v_max := greatest(v_max, v_through);
     END LOOP;
     IF v_max IS NOT NULL AND event_log_mode() = 'global' THEN
         UPDATE event_log_state SET purged_through = greatest(purged_through, v_max);
     END IF;
+    RETURN v_count;
+END $$;
+REVOKE ALL ON FUNCTION purge_tenant_events(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION purge_tenant_events(bigint) TO landmark_app;
+
+-- The tenants with events to purge.
+CREATE FUNCTION event_purge_tenants() RETURNS SETOF bigint
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp
+AS $$ SELECT DISTINCT tenant_id FROM events WHERE created_at < now() - interval '24 hours' $$;
+REVOKE ALL ON FUNCTION event_purge_tenants() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION event_purge_tenants() TO landmark_app;
+
+-- Every tenant's, in one transaction: for operators (admin.purge_events(),
+-- admin.purge_expired()) and older replicas.
+CREATE OR REPLACE FUNCTION purge_events() RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
+AS $$
+DECLARE v_tenant bigint; v_count bigint := 0;
+BEGIN
+    FOR v_tenant IN SELECT * FROM event_purge_tenants() LOOP
+        v_count := v_count + purge_tenant_events(v_tenant);
+    END LOOP;
     RETURN v_count;
 END $$;
 
