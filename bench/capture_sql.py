@@ -104,8 +104,10 @@ def parse(text):
 
 
 # What replicas run on their own timers, not for a request: the event log's horizon (polled
-# every 100 ms) and retention. The log interleaves them with the request's statements.
-BACKGROUND = ("event_ids_after(", "event_log_start(", "purge_expired(", "purge_events(", "fold_note_grid(")
+# every 100 ms; per tenant on Citus) and retention. The log interleaves them with the
+# request's statements.
+BACKGROUND = ("event_ids_after(", "event_log_start(", "event_log_mode(", "event_probe(",
+              "purge_expired(", "purge_events(", "fold_note_grid(")
 
 
 def without_background(statements):

@@ -124,7 +124,8 @@ extension EventsTests {
         let tenant = try await TestEnvironment.makeTenant()
         try await withLiveApp({ $0.eventReplayMax = 2000; $0.eventReplayRate = 500 }) { client, port in
             let author = try await client.signup("withdrawer", tenant: tenant)
-            let before = try await TestEnvironment.ownerScalar("SELECT last_value FROM event_ids", as: Int64.self)
+            let tenantID = try await NotesFixture.tenantID(tenant)
+            let before = try await eventPosition(tenantID: tenantID)
             let hidden = try await client.createNote(author, "soon private", lat: 1, lng: 1).id
             let deleted = try await client.createNote(author, "soon deleted", lat: 1, lng: 1).id
             let leaving = try await client.signup("leaving", tenant: tenant)
@@ -141,8 +142,7 @@ extension EventsTests {
             #expect(events.allSatisfy { !$0.data.contains("soon") })
 
             // More than LR_EVENTS_REPLAY_MAX events behind: a reset, not the log.
-            let tenantID = try await NotesFixture.tenantID(tenant)
-            let beforeBulk = try await TestEnvironment.ownerScalar("SELECT last_value FROM event_ids", as: Int64.self)
+            let beforeBulk = try await eventPosition(tenantID: tenantID)
             try await insertNotes(tenant: tenant, userID: author.userID, count: 2500, writers: 1, body: "bulk")
             let far = try await newcomer.stream(port: port, lastEventID: String(before))
             defer { far.close() }

@@ -59,6 +59,18 @@ func insertNotes(tenant: String, userID: String, count: Int, writers: Int, body:
     }
 }
 
+/// An event id of the tenant's log from before what the test writes next, to resume from:
+/// on one server the sequence's last id; where Citus holds the log (per tenant, migration
+/// 0018) the tenant's newest id on its worker, whose range its ids come from.
+func eventPosition(tenantID: Int64) async throws -> Int64 {
+    try await TestEnvironment.withOwnerPool { pool in
+        if try await pool.query("SELECT event_log_mode()")[0].decode(String.self, column: 0) == "global" {
+            return try await pool.query("SELECT last_value FROM event_ids")[0].decode(Int64.self, column: 0)
+        }
+        return try await pool.query("SELECT event_probe(\(tenantID), 0)")[0].decode([Int64].self, column: 0)[3]
+    }
+}
+
 @Suite(.serialized, .timeLimit(.minutes(3))) struct EventsTests {
     @Test func aSubscriberSeesItsTenantsChangesInOrderAndNothingElse() async throws {
         let a = try await TestEnvironment.makeTenant()

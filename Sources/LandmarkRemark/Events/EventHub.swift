@@ -5,53 +5,97 @@ import Synchronization
 
 /// The process's view of the event log, fanned out to every open event stream.
 ///
-/// One task polls the log's horizon (`EventHorizon`) every `pollInterval`: a probe of
-/// one index that returns the ids written since, every tenant's. When the horizon
-/// moves, the streams of the tenants that got events are woken, once however many
-/// events arrived (wake-ups coalesce); each then reads its own slice of the log up to
-/// the horizon. Writers notify no one: `pg_notify` would serialise their commits.
+/// One task polls the log every `pollInterval` and keeps the horizon: how far events are
+/// final. On one server that is one horizon for the whole log (`EventHorizon`): a probe of
+/// one index returns the ids written since, every tenant's. Where Citus holds the log it
+/// is one head per tenant with open streams (`TenantHorizon`), each probed on the tenant's
+/// worker, since one node's snapshot says nothing about another's ids (migration 0018).
+/// When a tenant's head moves its streams are woken, once however many events arrived
+/// (wake-ups coalesce); each then reads its own slice of the log up to its tenant's head.
+/// Writers notify no one: `pg_notify` would serialise their commits.
 final class EventHub: Service, Sendable {
     enum Signal: Sendable { case wake, tick }
+
+    /// Which horizon the log needs (`event_log_mode`), learnt at the first poll.
+    enum Mode: Sendable { case global, perTenant }
+
+    /// Where a tenant's streams may read up to.
+    struct Head: Sendable, Equatable {
+        /// Every event id of the tenant at or below is final.
+        let id: Int64
+        /// Changes when the tenant's ids start coming from another node's range (its shard
+        /// moved): a stream of an older generation is reset to `id`. Always 0 on one server.
+        let generation: UInt64
+        /// Per tenant: the first id of the range the tenant's ids come from; nil for the
+        /// one horizon of a single server.
+        let floor: Int64?
+    }
 
     struct Subscription: Sendable {
         let id: UInt64
         let signals: AsyncStream<Signal>
     }
 
-    private struct Subscriber {
+    struct Subscriber {
         let tenantID: Int64
         let userID: Int64
         let continuation: AsyncStream<Signal>.Continuation
     }
 
-    private struct State {
+    /// A tenant's head where Citus holds the log, kept while the tenant has streams here.
+    struct TenantState {
+        var horizon = TenantHorizon()
+        var generation: UInt64
+    }
+
+    struct State {
         var subscribers: [UInt64: Subscriber] = [:]
         var nextID: UInt64 = 0
         var closed = false
+        var mode: Mode?
+        /// The one horizon (`.global`).
         var horizon: EventHorizon?
-        /// Completed reads of the horizon, for metrics (and tests that wait for one).
+        /// The heads of the tenants with streams (`.perTenant`).
+        var tenants: [Int64: TenantState] = [:]
+        var nextGeneration: UInt64 = 1
+        /// Completed polls of the log, for metrics (and tests that wait for one).
         var polls = 0
         var readyWaiters: [ReadyWaiter] = []
+
+        /// The tenant's head if it may be handed out: nil while the service is starting, or
+        /// while the tenant's head is not yet known (a new tenant, or one whose shard moved).
+        func head(of tenantID: Int64) -> Head? {
+            switch mode {
+            case nil: return nil
+            case .global:
+                guard let horizon, horizon.isReady else { return nil }
+                return Head(id: horizon.head, generation: 0, floor: nil)
+            case .perTenant:
+                guard let tenant = tenants[tenantID], let id = tenant.horizon.head, let floor = tenant.horizon.floor else { return nil }
+                return Head(id: id, generation: tenant.generation, floor: floor)
+            }
+        }
     }
 
-    private struct ReadyWaiter {
+    struct ReadyWaiter {
+        let tenantID: Int64
         let deadline: ContinuousClock.Instant
-        let continuation: CheckedContinuation<Int64, any Error>
+        let continuation: CheckedContinuation<Head, any Error>
     }
 
-    /// How long a new stream waits for a starting service's horizon before `503`.
+    /// How long a new stream waits for its tenant's head before `503`.
     static let readyTimeout: Duration = .seconds(5)
 
-    /// Ids read per probe; a log further ahead is read again at once.
+    /// Ids read per probe of the one horizon; a log further ahead is read again at once.
     static let probeSize = 10_000
 
-    private let pool: PostgresPool
+    let pool: PostgresPool
     private let perUser: Int
     private let perProcess: Int
     private let heartbeat: Duration
     private let pollInterval: Duration
-    private let logger: Logger
-    private let state = Mutex(State())
+    let logger: Logger
+    let state = Mutex(State())
 
     init(pool: PostgresPool, perUser: Int, perProcess: Int, heartbeat: Duration, pollInterval: Duration, logger: Logger) {
         self.pool = pool
@@ -64,6 +108,11 @@ final class EventHub: Service, Sendable {
 
     var openStreams: Int { state.withLock { $0.subscribers.count } }
     var polls: Int { state.withLock { $0.polls } }
+
+    /// For `lr_event_log_horizon`: the one horizon on a single server. Per tenant there is
+    /// no one number (heads of different workers count different ranges), so 0 there;
+    /// `lr_event_log_polls` still shows the log being read.
+    var horizonGauge: Int64 { state.withLock { $0.mode == .global ? $0.horizon?.head ?? 0 : 0 } }
 
     /// Registers a stream, or throws `EventError.tooManyStreams` past the per-user or per-process limit.
     func subscribe(tenantID: Int64, userID: Int64) throws -> Subscription {
@@ -86,24 +135,28 @@ final class EventHub: Service, Sendable {
         subscriber?.continuation.finish()
     }
 
-    /// The horizon: every event id at or below it is final. Waits while the service is
-    /// starting and transactions older than it may still commit (milliseconds, normally),
-    /// and `503` if that takes longer than `readyTimeout` (the database is unreachable).
-    func head() async throws -> Int64 {
+    /// The tenant's head, once it may be handed out: every event id of the tenant at or
+    /// below it is final. Waits while it is not yet known (a starting service, or per tenant
+    /// a tenant that had no stream here: a poll or two, normally), and `503` if that takes
+    /// longer than `readyTimeout` (the database is unreachable, or per tenant a transaction
+    /// on the tenant's worker stays open that long). Call after `subscribe`: the tenant's
+    /// head is kept only while it has streams.
+    func head(tenantID: Int64) async throws -> Head {
         let deadline = ContinuousClock.now + Self.readyTimeout
         return try await withCheckedThrowingContinuation { continuation in
-            let ready = state.withLock { state -> Result<Int64, any Error>? in
+            let ready = state.withLock { state -> Result<Head, any Error>? in
                 if state.closed { return .failure(EventError.unavailable) }
-                if let horizon = state.horizon, horizon.isReady { return .success(horizon.head) }
-                state.readyWaiters.append(ReadyWaiter(deadline: deadline, continuation: continuation))
+                if let head = state.head(of: tenantID) { return .success(head) }
+                state.readyWaiters.append(ReadyWaiter(tenantID: tenantID, deadline: deadline, continuation: continuation))
                 return nil
             }
             if let ready { continuation.resume(with: ready) }
         }
     }
 
-    /// The horizon as last read, for a stream that already started (so it is ready).
-    var currentHead: Int64 { state.withLock { $0.horizon?.head ?? 0 } }
+    /// The tenant's head as last read, for a stream that already started; nil while its
+    /// tenant's head is not known (per tenant, just after its shard moved).
+    func currentHead(tenantID: Int64) -> Head? { state.withLock { $0.head(of: tenantID) } }
 
     /// Polls and ticks until graceful shutdown, then ends every stream.
     func run() async throws {
@@ -137,31 +190,6 @@ final class EventHub: Service, Sendable {
             for waiter in expired { waiter.continuation.resume(throwing: EventError.unavailable) }
             try? await Task.sleep(for: pollInterval)
         }
-    }
-
-    /// Moves the horizon as far as the log allows and wakes the tenants' streams.
-    func advance() async throws {
-        guard var horizon = state.withLock({ $0.horizon }) else {
-            let (head, xmax) = try await EventLog.start(on: pool)
-            state.withLock { $0.horizon = EventHorizon(head: head, snapshotXmax: xmax) }
-            return try await advance()
-        }
-        var woken: Set<Int64> = []
-        while true {
-            let (xmin, xmax, ids, tenants) = try await EventLog.ids(after: horizon.head, limit: Self.probeSize, on: pool)
-            let moved = horizon.advance(.init(snapshotXmin: xmin, snapshotXmax: xmax, ids: ids, tenantIDs: tenants))
-            woken.formUnion(moved.tenants)
-            if moved.stoppedAtGap || ids.count < Self.probeSize { break }
-        }
-        let (subscribers, waiters) = state.withLock { state -> ([Subscriber], [ReadyWaiter]) in
-            state.horizon = horizon
-            state.polls += 1
-            guard horizon.isReady else { return ([], []) }
-            defer { state.readyWaiters = [] }
-            return (state.subscribers.values.filter { woken.contains($0.tenantID) }, state.readyWaiters)
-        }
-        for waiter in waiters { waiter.continuation.resume(returning: horizon.head) }
-        for subscriber in subscribers { subscriber.continuation.yield(.wake) }
     }
 
     /// Keep-alive ticks; streams also use them to check that their token still admits them.

@@ -104,23 +104,39 @@ struct EventLog: Sendable {
         return writer.bytes
     }
 
-    /// Whether a stream may resume after `lastEventID` with the log's horizon at `head`:
+    /// Whether a stream may resume after `lastEventID` with its tenant's horizon at `head`:
     /// nil when it may, else why not. A replay is bounded: past `maxReplay` of the
     /// tenant's events the client is told to fetch afresh instead.
+    ///
+    /// With one horizon for the log (`head.floor` nil) the purge mark is the log's. Per
+    /// tenant (Citus) an id outside the range the tenant's ids now come from is unknown
+    /// (its shard moved since), and the mark is the tenant's for that range (`event_purges`).
     func resumeProblem(
-        tenantID: Int64, lastEventID: Int64, head: Int64, maxReplay: Int, on reads: some PostgresQuerying
+        tenantID: Int64, lastEventID: Int64, head: EventHub.Head, maxReplay: Int, on reads: some PostgresQuerying
     ) async throws -> ResetReason? {
-        if lastEventID > head { return .unknownPosition }
-        let purged = try await reads.query("SELECT purged_through FROM event_log_state")
+        if lastEventID > head.id { return .unknownPosition }
+        let purged: PostgresRows
+        if let floor = head.floor {
+            if lastEventID < floor - 1 { return .unknownPosition }
+            purged = try await reads.query("""
+                SELECT purged_through FROM event_purges WHERE tenant_id = \(tenantID) AND id_range = \(floor >> Self.rangeShift)
+                """)
+        } else {
+            purged = try await reads.query("SELECT purged_through FROM event_log_state")
+        }
         if let through = try purged.first?.decode(Int64.self, column: 0), lastEventID < through { return .expired }
         let pending = try await reads.query("""
             SELECT count(*) FROM (
-                SELECT 1 FROM events WHERE tenant_id = \(tenantID) AND id > \(lastEventID) AND id <= \(head)
+                SELECT 1 FROM events WHERE tenant_id = \(tenantID) AND id > \(lastEventID) AND id <= \(head.id)
                 LIMIT \(maxReplay + 1)
             ) missed
             """)
         return try pending[0].decode(Int.self, column: 0) > maxReplay ? .tooFarBehind : nil
     }
+
+    /// Citus gives node group g the event ids from g << 48 on; `event_purges` keys its
+    /// marks by `id >> 48` (migration 0018).
+    static let rangeShift: Int64 = 48
 
     /// Whether the stream's access token still admits it: not expired, session not
     /// revoked, user and tenant not disabled (the check every request passes). The stream
@@ -128,6 +144,13 @@ struct EventLog: Sendable {
     /// form; `reads` has `tenantID` set.
     func isLive(tenantID: Int64, tokenHash: [UInt8], on reads: some PostgresQuerying) async throws -> Bool {
         try await SessionStore.identity(tenantID: tenantID, accessTokenHash: tokenHash, on: reads) != nil
+    }
+
+    /// Which horizon the log needs (`event_log_mode`, migration 0018): one for the whole
+    /// log on one server, one per tenant where Citus holds it.
+    static func mode(on pool: PostgresPool) async throws -> EventHub.Mode {
+        let mode = try await pool.query("SELECT event_log_mode()")[0].decode(String.self, column: 0)
+        return mode == "per_tenant" ? .perTenant : .global
     }
 
     /// Where a starting service's horizon begins: the newest final id, and the snapshot's
@@ -144,5 +167,15 @@ struct EventLog: Sendable {
     {
         let rows = try await pool.query("SELECT snapshot_xmin, snapshot_xmax, ids, tenant_ids FROM event_ids_after(\(head), \(limit))")
         return try rows[0].decode((Int64, Int64, [Int64], [Int64]).self)
+    }
+
+    /// One tenant's newest visible id above `after` on the node that holds its events, with
+    /// that node's snapshot and id floor (`event_probe`, migration 0018): what `TenantHorizon`
+    /// moves the tenant's head by. Alone in its statement, as Citus needs to run it on the
+    /// tenant's worker.
+    static func probe(tenantID: Int64, after: Int64, on connection: some PostgresQuerying) async throws -> TenantHorizon.Probe {
+        let values = try await connection.query("SELECT event_probe(\(tenantID), \(after))")[0].decode([Int64].self, column: 0)
+        guard values.count == 4 else { throw PostgresError(kind: .decoding, message: "event_probe returned \(values.count) values, not 4") }
+        return TenantHorizon.Probe(snapshotXmin: values[0], snapshotXmax: values[1], floor: values[2], newest: values[3])
     }
 }

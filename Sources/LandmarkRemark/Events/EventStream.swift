@@ -4,7 +4,7 @@ import NIOCore
 import Postgres
 
 /// One open `/v1/events` stream: reads its tenant's log from its position up to the
-/// hub's horizon whenever woken, and writes what the caller may see.
+/// tenant's head in the hub whenever woken, and writes what the caller may see.
 ///
 /// - The position moves past every event a read looked at, sent or filtered out, so a
 ///   stream whose viewport matches nothing reads each event once, not on every wake.
@@ -30,6 +30,8 @@ struct EventStream {
     var position: Int64
     /// The last id the client was sent (event or heartbeat).
     var announced: Int64
+    /// The generation of the tenant's head the position counts in (`EventHub.Head`).
+    var generation: UInt64
 
     /// Writes events until the client leaves, the token stops admitting it, or the hub
     /// ends the subscription (shutdown, connection closed).
@@ -53,15 +55,24 @@ struct EventStream {
         }
     }
 
-    /// Reads and writes batches up to the horizon; false when the token no longer admits the stream.
+    /// Reads and writes batches up to the tenant's head; false when the token no longer
+    /// admits the stream.
     private mutating func catchUp(writer: inout any ResponseBodyWriter) async throws -> Bool {
-        let head = hub.currentHead
-        while position < head {
+        // Not known just after the tenant's shard moved: a wake follows once it is.
+        guard let head = hub.currentHead(tenantID: identity.tenantID) else { return true }
+        if head.generation != generation {
+            // The tenant's ids now come from another node's range, where this position means
+            // nothing: the client fetches afresh, as for an unknown Last-Event-ID.
+            try await deadline.write(Self.reset(.unknownPosition, head: head.id), to: &writer)
+            (position, announced, generation) = (head.id, head.id, head.generation)
+            return true
+        }
+        while position < head.id {
             try await pacer.reserve(EventLog.batchSize)
             let batch = try await pool.withTenantReads(identity.tenantID, logger: logger) { [self] reads -> EventLog.Batch? in
                 guard try await log.isLive(tenantID: identity.tenantID, tokenHash: tokenHash, on: reads) else { return nil }
                 return try await log.read(
-                    tenantID: identity.tenantID, viewerID: identity.userID, after: position, upTo: head, box: box, on: reads)
+                    tenantID: identity.tenantID, viewerID: identity.userID, after: position, upTo: head.id, box: box, on: reads)
             }
             guard let batch else { return false }
             if let last = batch.entries.last {
@@ -87,7 +98,7 @@ struct EventStream {
     }
 
     /// The `reset` event: the client cannot resume where it asked and must fetch what it
-    /// shows afresh; the stream goes on from the horizon, whose id this event carries.
+    /// shows afresh; the stream goes on from its tenant's head, whose id this event carries.
     static func reset(_ reason: EventLog.ResetReason, head: Int64) -> ByteBuffer {
         ByteBuffer(string: "id: \(head)\nevent: reset\ndata: {\"reason\":\"\(reason.rawValue)\"}\n\n")
     }

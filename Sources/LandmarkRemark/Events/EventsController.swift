@@ -66,20 +66,21 @@ struct EventsController {
         // and leaves (shuts its socket, or only its side of it) has its connection closed by
         // `ClientHangup` at once, so the slot is free now, not at the next heartbeat.
         context.channel.closeFuture.whenComplete { [hub] _ in hub.unsubscribe(subscription.id) }
+        let head: EventHub.Head
         let start: Int64
         let reset: EventLog.ResetReason?
         do {
             // Subscribed first, so nothing that becomes final after the head is read is missed.
-            let head = try await hub.head()
+            head = try await hub.head(tenantID: identity.tenantID)
             if let resume {
                 reset = try await pool.withTenantReads(identity.tenantID, logger: context.logger) {
                     try await log.resumeProblem(
                         tenantID: identity.tenantID, lastEventID: resume, head: head,
                         maxReplay: limits.replayMax, on: $0)
                 }
-                start = reset == nil ? resume : head
+                start = reset == nil ? resume : head.id
             } else {
-                (start, reset) = (head, nil)
+                (start, reset) = (head.id, nil)
             }
         } catch {
             hub.unsubscribe(subscription.id)
@@ -94,7 +95,7 @@ struct EventsController {
             identity: identity, tokenHash: tokenHash, logger: context.logger, box: box, pool: pool, hub: hub, log: log,
             deadline: WriteDeadline(timeout: limits.writeTimeout, channel: context.channel),
             pacer: ReplayPacer(eventsPerSecond: limits.replayPerSecond, burst: EventLog.batchSize * 2),
-            position: start, announced: resume ?? start)
+            position: start, announced: resume ?? start, generation: head.generation)
         let body = ResponseBody { [hub] writer in
             defer { hub.unsubscribe(subscription.id) }
             var stream = initial

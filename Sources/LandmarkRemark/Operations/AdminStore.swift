@@ -105,9 +105,17 @@ struct AdminStore: Sendable {
         return try (0..<3).map { try row.decode(Int.self, column: $0) }
     }
 
-    /// Events older than the retention, as a prefix of the log (`purge_events`, migration 0008).
+    /// Events older than the retention, per tenant a prefix of its ids (migration 0018): one
+    /// statement, so one transaction, per tenant. Where Citus holds the log a transaction
+    /// open on a worker holds back the streams of that worker's tenants, so no purge should
+    /// last as long as one of every tenant (`purge_events()`) would.
     func purgeEvents() async throws -> Int {
-        try await pool.query("SELECT purge_events()")[0].decode(Int.self, column: 0)
+        let tenants = try await pool.query("SELECT event_purge_tenants()").map { try $0.decode(Int64.self, column: 0) }
+        var purged = 0
+        for tenant in tenants {
+            purged += try await pool.query("SELECT purge_tenant_events(\(tenant))")[0].decode(Int.self, column: 0)
+        }
+        return purged
     }
 }
 

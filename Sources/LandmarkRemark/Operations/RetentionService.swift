@@ -4,7 +4,8 @@ import ServiceLifecycle
 
 /// Purges, on a timer, what has outlived its use: expired sessions and tokens, spent
 /// login counts, old known addresses and idempotency keys (`purge_expired()`, migration
-/// 0010, which names each horizon), and events older than 24 hours (`purge_events()`).
+/// 0010, which names each horizon), and events older than 24 hours (tenant by tenant,
+/// `purge_tenant_events()`, migration 0018).
 ///
 /// Every replica runs one; a purge is idempotent, so several at once only share the work.
 /// The first runs at a random point of the first interval, so replicas started together
