@@ -66,7 +66,7 @@ import Testing
     @Test func aStatementPastItsDeadlineIsCancelledOnTheServer() async throws {
         let world = try await LargeTenant.world.value
         try await withApp({ $0.requestTimeout = .milliseconds(300) }) { client in
-            try await LargeTenant.withNoteLocked(world.noteID) { owner in
+            try await LargeTenant.withNoteLocked(world.noteID, tenant: world.tenant) { owner in
                 let (response, elapsed) = try await Self.timed {
                     try await client.call(.patch, "/v1/notes/\(world.noteID)", json: ["body": "late"], token: world.author.accessToken)
                 }
@@ -87,7 +87,7 @@ import Testing
     @Test func aClientThatHangsUpHasItsStatementCancelled() async throws {
         let world = try await LargeTenant.world.value
         try await withLiveApp({ $0.requestTimeout = .seconds(60) }) { client, port in
-            try await LargeTenant.withNoteLocked(world.otherNoteID) { owner in
+            try await LargeTenant.withNoteLocked(world.otherNoteID, tenant: world.tenant) { owner in
                 let body = #"{"body":"gone"}"#
                 let socket = try RawHTTPClient(port: port, request: """
                     PATCH /v1/notes/\(world.otherNoteID) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(world.author.accessToken)\r\n\

@@ -55,22 +55,29 @@ enum LargeTenant {
         return World(tenant: tenant, author: account, noteID: String(noteID), otherNoteID: String(noteID + 1))
     }
 
-    /// Runs `body` while an owner's transaction holds `FOR UPDATE` on the note, so a `PATCH`
-    /// of it waits inside the server; `body` gets the owner backend's pid.
-    static func withNoteLocked(_ noteID: String, _ body: @Sendable (Int) async throws -> Void) async throws {
+    /// Runs `body` while an owner's transaction holds `FOR UPDATE` on the note of `tenant`, so
+    /// a `PATCH` of it waits inside the server; `body` gets the owner backend's pid (on Citus
+    /// its global pid: the lock and the wait are on the worker).
+    static func withNoteLocked(_ noteID: String, tenant: String, _ body: @Sendable (Int) async throws -> Void) async throws {
+        let tenantID = try await NotesFixture.tenantID(tenant)
         try await TestEnvironment.withOwnerPool { pool in
             try await pool.withTransaction { connection in
-                try await connection.query("SELECT 1 FROM notes WHERE id = \(Int64(noteID)!) FOR UPDATE")
-                let pid = try await connection.query("SELECT pg_backend_pid()::int8")[0].decode(Int.self, column: 0)
+                try await connection.query("SELECT 1 FROM notes WHERE tenant_id = \(tenantID) AND id = \(Int64(noteID)!) FOR UPDATE")
+                let pid = try await connection.query(
+                    CitusRoutingTests.onCitus ? "SELECT citus_backend_gpid()::int8" : "SELECT pg_backend_pid()::int8"
+                )[0].decode(Int.self, column: 0)
                 try await body(pid)
             }
         }
     }
 
-    /// Backends waiting for the lock `pid` holds.
+    /// Backends waiting for the lock `pid` holds (on Citus, on any node: `citus_lock_waits`).
     static func waitingBehind(_ pid: Int) async throws -> Int {
         try await TestEnvironment.ownerScalar(
-            "SELECT count(*)::int8 FROM pg_stat_activity WHERE \(Int64(pid))::int4 = ANY(pg_blocking_pids(pid))", as: Int.self)
+            CitusRoutingTests.onCitus
+                ? "SELECT count(*)::int8 FROM citus_lock_waits WHERE blocking_gpid = \(Int64(pid))"
+                : "SELECT count(*)::int8 FROM pg_stat_activity WHERE \(Int64(pid))::int4 = ANY(pg_blocking_pids(pid))",
+            as: Int.self)
     }
 
     /// Polls until `condition` holds or `timeout` passes; true if it held.
