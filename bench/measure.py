@@ -124,9 +124,17 @@ def tree_ticks(root):
     return ticks(root, True) + sum(ticks(k) for k in children_of(root))
 
 
-def postmaster_pid():
-    with open(os.path.join(WORK, "pg", "data", "postmaster.pid")) as f:
-        return int(f.readline())
+# The cluster's node directories (scripts/postgres.sh layout): one, or on Citus (BENCH_CITUS)
+# the coordinator first and then the workers, whose CPU counts as PostgreSQL's too.
+PG_DIRS = E.get("BENCH_PG_DIRS", os.path.join(WORK, "pg")).split()
+
+
+def postmaster_pids():
+    pids = []
+    for node in PG_DIRS:
+        with open(os.path.join(node, "data", "postmaster.pid")) as f:
+            pids.append(int(f.readline()))
+    return pids
 
 
 def nginx_pid():
@@ -143,7 +151,7 @@ def machine():
 def snapshot():
     total, idle = machine()
     own = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return {"service": ticks(SERVICE_PID), "nginx": tree_ticks(nginx_pid()), "postgres": tree_ticks(postmaster_pid()),
+    return {"service": ticks(SERVICE_PID), "nginx": tree_ticks(nginx_pid()), "postgres": sum(tree_ticks(pid) for pid in postmaster_pids()),
             "peer": ticks(PEER_PID) if PEER_PID else 0,
             "driver": (own.ru_utime + own.ru_stime) * TICK, "total": total, "idle": idle, "time": time.time()}
 
@@ -422,7 +430,7 @@ def main():
 
     log("== capturing the service's SQL")
     capture_sql.capture(psql=psql, http=http, service_url=SERVICE_URL, token=token,
-                        log_path=os.path.join(WORK, "pg", "postgres.log"),
+                        log_path=os.path.join(PG_DIRS[0], "postgres.log"),
                         out_dir=os.path.join(BENCH, "pgbench"),
                         note_id=(int(note_min) + int(note_max)) // 2, note_range=(int(note_min), int(note_max)))
 

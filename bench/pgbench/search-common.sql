@@ -12,17 +12,36 @@
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
 \set id random(1, 100000)
+BEGIN;
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, tenant_slug, user_id, username, session_id FROM authenticate_access_token('\x5f1c6dc48663e60ac930aa6e6a183c7da8dc55ba834ac4bf18a086cff94ebf7d');
+SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
+SELECT t.slug, u.id, u.username, s.id
+	FROM session_tokens tok
+	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
+	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
+	JOIN tenants t ON t.id = (1)
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x10c9f57d23f036ec1bd7450f9d6a9cc80c90fe6b0c55f0a5ea75886acee9cd1e'
+	  AND tok.kind = 'access'
+	  AND tok.expires_at > now()
+	  AND s.revoked_at IS NULL
+	  AND u.disabled_at IS NULL
+	  AND t.disabled_at IS NULL;
+COMMIT;
+BEGIN;
 \startpipeline
-SELECT set_config('statement_timeout', '5000', true), set_config('app.tenant_id', '1', true);
+SELECT set_config('statement_timeout', '5000', true);
+SET LOCAL "app.tenant_id" TO '1';
+\endpipeline
 SELECT u.id FROM tenant_users u
 	WHERE u.tenant_id = (1) AND u.username ILIKE '%coffee%';
-\endpipeline
+COMMIT;
+BEGIN;
 \startpipeline
-SELECT set_config('statement_timeout', '5000', true), set_config('app.tenant_id', '1', true);
+SELECT set_config('statement_timeout', '5000', true);
+SET LOCAL "app.tenant_id" TO '1';
+\endpipeline
 WITH walked AS MATERIALIZED (
 	    SELECT n.* FROM (
 	        SELECT n.* FROM tenant_notes n
@@ -86,6 +105,10 @@ WITH walked AS MATERIALIZED (
 	SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
 	n.visibility, n.place_id, n.created_at, n.updated_at, (extract(epoch FROM n.created_at) * 1000000)::bigint
 	FROM page n
-	JOIN tenant_users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
+	JOIN tenant_users u ON u.tenant_id = (1) AND u.id = n.user_id
 	ORDER BY n.created_at DESC, n.id DESC;
+COMMIT;
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT note_grid_tenants_to_fold();
 \endpipeline
