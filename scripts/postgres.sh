@@ -55,6 +55,19 @@ create_cluster() {
     echo "$port" >"$PORT_FILE"
 }
 
+# Creates those of the extensions that are missing, and sends nothing for the others: on
+# a Citus worker even CREATE EXTENSION IF NOT EXISTS of an extension Citus manages is
+# refused ("operation is not allowed on this node"), so a cluster could not start again.
+create_extensions() { # DATABASE EXTENSION...
+    local database=$1; shift
+    local names
+    names=$(printf "'%s'," "$@")
+    superuser_psql -d "$database" <<SQL
+SELECT format('CREATE EXTENSION %I', name) FROM unnest(ARRAY[${names%,}]) WITH ORDINALITY AS e(name, position)
+WHERE NOT EXISTS (SELECT FROM pg_extension WHERE extname = name) ORDER BY position \gexec
+SQL
+}
+
 bootstrap() {
     # Two roles: the owner runs migrations and owns the tables; the service
     # connects as landmark_app, which owns nothing and cannot bypass row-level security.
@@ -77,14 +90,14 @@ SQL
     # Citus record them then, which only an extension's owner may do.
     local databases="$DATABASE template1"
     case "${LR_PG_CITUS:-0}" in
-    1) superuser_psql -d "$DATABASE" -c "CREATE EXTENSION IF NOT EXISTS citus;" ;;
-    coordinator) superuser_psql -d "$DATABASE" -c "CREATE EXTENSION IF NOT EXISTS citus;"; databases=template1 ;;
+    1) create_extensions "$DATABASE" citus ;;
+    coordinator) create_extensions "$DATABASE" citus; databases=template1 ;;
     esac
     # PostGIS is not a trusted extension, so the superuser creates it; the first
     # migration's CREATE EXTENSION IF NOT EXISTS then finds it there. template1
     # gets it too, so databases the tests create have it as well.
     for database in $databases; do
-        superuser_psql -d "$database" -c "CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS pg_trgm; CREATE EXTENSION IF NOT EXISTS btree_gist; CREATE EXTENSION IF NOT EXISTS btree_gin;"
+        create_extensions "$database" postgis pg_trgm btree_gist btree_gin
     done
 }
 
