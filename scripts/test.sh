@@ -24,9 +24,11 @@ trap 'exit 130' INT TERM
 # Suites that bound wall-clock time (p99s, cancellation within 1 s, statement timeouts
 # within 3 s) run after the rest, on their own: in parallel with the whole suite (the
 # common-password generator's download and hashing among it) a 2-core machine stretched
-# CancellationTests' three 200 ms timeouts to 3.3 s; and BoundedWorkTests' "422 at once"
-# (under 300 ms) took 312 ms beside it in a CI run (session 10).
-LATENCY_SUITES="FairShareTests|EventsTests|CancellationTests|BoundedWorkTests"
+# CancellationTests' three 200 ms timeouts to 3.3 s. BoundedWorkTests' "422 at once"
+# (under 300 ms) took 312 ms beside the whole suite in a CI run (session 10), and beside the
+# event suites one of their streams missed an event: it runs last, alone.
+LATENCY_SUITES="FairShareTests|EventsTests|CancellationTests"
+BOUNDED_SUITES="BoundedWorkTests"
 
 # fsync off: a throwaway cluster does not need durability, and tests run faster.
 LR_PG_FSYNC=off scripts/postgres.sh start "$DIR" "$(free_port)"
@@ -43,8 +45,9 @@ if [ $# -eq 0 ]; then
     # Suites that measure latency, and the event streams (whose log waits for every open
     # transaction that wrote a note, such as a 200,000-note seed), run alone afterwards:
     # beside the rest of the suite a 2-core machine has no time left to measure.
-    swift test --skip-build --skip "$LATENCY_SUITES"
+    swift test --skip-build --skip "$LATENCY_SUITES|$BOUNDED_SUITES"
     swift test --skip-build --filter "$LATENCY_SUITES"
+    swift test --skip-build --filter "$BOUNDED_SUITES"
 else
     swift test --skip-build "$@"
 fi
