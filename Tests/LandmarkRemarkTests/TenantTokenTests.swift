@@ -134,7 +134,9 @@ import Testing
                     statement.prepared = false
                     return try await connection.query(statement).map { try $0.decode(String.self, column: 0) }.joined(separator: "\n")
                 }
-                #expect(plan.contains("session_tokens_pkey"), "\(plan)")
+                // Through an index that names the tenant: the primary key, or on a small database
+                // (a CI run's) the session index with the hash as a filter. Never a scan.
+                #expect(plan.contains("on session_tokens tok") && plan.contains("Index Cond: ((tenant_id = '\(idA)'::bigint)"), "\(plan)")
                 #expect(!plan.contains("Seq Scan on session_tokens"), "\(plan)")
                 let found = try await pool.withTenantReads(idA, logger: TestEnvironment.logger) {
                     try await SessionStore.identity(tenantID: idA, accessTokenHash: hash, on: $0)
