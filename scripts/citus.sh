@@ -7,6 +7,9 @@
 #                                             DIR/worker1..N (default 2), and join them
 #   scripts/citus.sh add-worker DIR           start one more worker and add it (no rebalance)
 #   scripts/citus.sh stop DIR                 stop every node
+#   scripts/citus.sh create-database DIR NAME another database, made ready as landmark_remark is:
+#                                             on every node, citus first, workers joined
+#   scripts/citus.sh drop-database DIR NAME   drop it on every node
 #   scripts/citus.sh env DIR                  the LR_* URLs of the coordinator
 #   scripts/citus.sh psql DIR [ROLE]          psql on the coordinator
 #
@@ -55,10 +58,11 @@ start_node() { # NAME
 
 node_port() { cat "$DIR/$1/port"; }
 
-coordinator_sql() { # SQL, as the superuser on the coordinator's database
-    local psql=(psql -X -q -At -v ON_ERROR_STOP=1 -h "$DIR/coordinator/socket" -p "$(node_port coordinator)" -U postgres -d "$DATABASE" -c "$1")
+node_sql() { # NODE DATABASE SQL, as the superuser
+    local psql=(psql -X -q -At -v ON_ERROR_STOP=1 -h "$DIR/$1/socket" -p "$(node_port "$1")" -U postgres -d "$2" -c "$3")
     if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "${psql[@]}"); else "${psql[@]}"; fi
 }
+coordinator_sql() { node_sql coordinator "$DATABASE" "$1"; }
 
 workers() { find "$DIR" -maxdepth 1 -name 'worker*' -printf '%f\n' | sort -V; }
 
@@ -89,6 +93,27 @@ start() {
     join_workers
 }
 
+# Every node gets the database, from template0 so that citus is its first extension (as
+# scripts/postgres.sh does for landmark_remark); Citus's node list is per database, so the
+# workers join it on the coordinator, which then creates the other extensions everywhere.
+create_database() { # NAME
+    local name=$1 node
+    for node in coordinator $(workers); do
+        if [ -z "$(node_sql "$node" postgres "SELECT 1 FROM pg_database WHERE datname = '$name'")" ]; then
+            node_sql "$node" postgres "CREATE DATABASE \"$name\" OWNER landmark_owner TEMPLATE template0"
+        fi
+        node_sql "$node" "$name" "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS citus" >/dev/null
+    done
+    DATABASE=$name join_workers
+}
+
+drop_database() { # NAME
+    local node
+    for node in coordinator $(workers); do
+        node_sql "$node" postgres "SET client_min_messages = warning; DROP DATABASE IF EXISTS \"$1\" WITH (FORCE)" >/dev/null
+    done
+}
+
 add_worker() {
     local n
     n=$(( $(workers | wc -l) + 1 ))
@@ -107,7 +132,9 @@ require) require ;;
 start) start "$@" ;;
 add-worker) add_worker ;;
 stop) stop ;;
+create-database) create_database "${3:?usage: scripts/citus.sh create-database DIR NAME}" ;;
+drop-database) drop_database "${3:?usage: scripts/citus.sh drop-database DIR NAME}" ;;
 env) scripts/postgres.sh env "$DIR/coordinator" ;;
 psql) scripts/postgres.sh psql "$DIR/coordinator" "${3:-landmark_owner}" ;;
-*) sed -n '2,13p' "$0"; exit 2 ;;
+*) sed -n '2,16p' "$0"; exit 2 ;;
 esac

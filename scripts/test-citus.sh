@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make test-citus`: the whole Swift test suite against a local Citus cluster (a coordinator
+# `make test-citus`: the whole Swift test suite and the integration checks against a local Citus cluster (a coordinator
 # and two workers, three PostgreSQL 15 + PostGIS instances on loopback ports), with the
 # schema migrated and distributed by tenant as docs/operations.md ("Running on Citus")
 # says. Needs the citus extension for PostgreSQL 15 (scripts/citus.sh require says how to
@@ -47,6 +47,9 @@ if [ $# -eq 0 ]; then
 else
     swift test --skip-build "$@"
 fi
+# Then the integration checks (nginx, two replicas, shutdown, backup and restore, the README's
+# walkthrough), each database of theirs made on every node and distributed after migrate.
+if [ $# -eq 0 ]; then LR_INTEGRATION_CITUS=$CLUSTER scripts/test-integration.sh; fi
 # Then, once, the operations guide's "adding a worker": a third worker joins and the shards
 # rebalance onto it while the service takes writes (not when only some tests were asked for).
 if [ $# -eq 0 ]; then python3 scripts/integration/citus-rebalance-check.py "$CLUSTER" .build/debug/landmark-remark; fi

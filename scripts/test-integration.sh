@@ -15,7 +15,10 @@
 #
 # PostgreSQL: inside `make test` it reuses the throwaway cluster of scripts/test.sh
 # (LR_TEST_SUPERUSER_DATABASE_URL), in databases of its own; run alone, it starts
-# its own cluster. Everything it starts is stopped on exit, also on failure.
+# its own cluster. Inside `make test-citus` (LR_INTEGRATION_CITUS) it is a Citus
+# coordinator's, and every database is made on each node and distributed after migrate
+# (restore then distribute, in the backup check). The compose check has its own plain
+# cluster either way. Everything it starts is stopped on exit, also on failure.
 # Ends with "N passed, M failed" and exits non-zero when anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,7 +72,7 @@ cleanup() {
     if [ -n "$OWN_CLUSTER" ]; then
         scripts/postgres.sh stop "$OWN_CLUSTER"
     else
-        for database in "${DATABASES[@]}"; do super_psql postgres -c "DROP DATABASE IF EXISTS $database WITH (FORCE)"; done
+        for database in "${DATABASES[@]}"; do drop_database "$database"; done
     fi
     rm -rf "$WORK"
     echo "$SUMMARY"
@@ -92,16 +95,39 @@ super_psql() {
     PGOPTIONS="-c client_min_messages=warning" "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$(db_url postgres "$database")" "$@"
 }
 
+# On a Citus cluster (scripts/test-citus.sh names its directory in LR_INTEGRATION_CITUS;
+# the superuser URL is then its coordinator's), each database is made on every node and
+# distributed after migrate, as docs/operations.md ("Running on Citus") says.
+CITUS=${LR_INTEGRATION_CITUS:-}
+# new_database NAME [TEMPLATE]: a fresh, empty database owned by landmark_owner, dropped at the end.
+new_database() {
+    DATABASES+=("$1")
+    drop_database "$1"
+    if [ -n "$CITUS" ]; then
+        scripts/citus.sh create-database "$CITUS" "$1"
+    else
+        super_psql postgres -c "CREATE DATABASE $1 OWNER landmark_owner TEMPLATE ${2:-template1}"
+    fi
+}
+drop_database() {
+    if [ -n "$CITUS" ]; then scripts/citus.sh drop-database "$CITUS" "$1"
+    else super_psql postgres -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)"; fi
+}
+# distribute NAME: `landmark-remark distribute` on Citus; on one server there is nothing to do.
+distribute() {
+    [ -z "$CITUS" ] || LR_MIGRATE_DATABASE_URL=$(db_url landmark_owner "$1") "$BIN" distribute
+}
+
 # A database of our own; the cluster's template1 already has PostGIS and pg_trgm.
 DATABASE=lr_integration
-DATABASES+=("$DATABASE")
-super_psql postgres -c "DROP DATABASE IF EXISTS $DATABASE WITH (FORCE)" -c "CREATE DATABASE $DATABASE OWNER landmark_owner"
+new_database "$DATABASE"
 # A snapshot of the migrations: every process of this run sees the same files,
 # even while someone edits sql/migrations/ (the replicas compare them in /readyz).
 cp -r sql/migrations "$WORK/migrations"
 export LR_MIGRATE_DATABASE_URL LR_MIGRATIONS_DIR=$WORK/migrations
 LR_MIGRATE_DATABASE_URL=$(db_url landmark_owner "$DATABASE")
 check "migrate applies the migrations" '"$BIN" migrate'
+[ -z "$CITUS" ] || check "distribute spreads the tables over the Citus workers" 'distribute "$DATABASE" >"$WORK/distribute.log" 2>&1'
 check "tenant create" '"$BIN" tenant create itest --name "Integration test"'
 TENANT=itest
 

@@ -9,13 +9,12 @@
 
 section "README walkthrough"
 README_DATABASE=lr_integration_readme
-DATABASES+=("$README_DATABASE")
-super_psql postgres -c "DROP DATABASE IF EXISTS $README_DATABASE WITH (FORCE)" \
-    -c "CREATE DATABASE $README_DATABASE OWNER landmark_owner"
+new_database "$README_DATABASE"
 # As `make run` with LR_DATABASE_URL set: these are the settings the walkthrough's CLI block uses.
 README_ENV=(LR_DATABASE_URL="$(db_url landmark_app "$README_DATABASE")" LR_MIGRATE_DATABASE_URL="$(db_url landmark_owner "$README_DATABASE")")
-check "README: migrate, tenant create demo --if-missing, seed-demo (what make run does)" \
+check "README: migrate (and distribute on Citus), tenant create demo --if-missing, seed-demo (what make run does)" \
     'env "${README_ENV[@]}" "$BIN" migrate >"$WORK/readme-setup.log" 2>&1 &&
+     distribute "$README_DATABASE" >>"$WORK/readme-setup.log" 2>&1 &&
      env "${README_ENV[@]}" "$BIN" tenant create demo --name "Demo" --if-missing >>"$WORK/readme-setup.log" 2>&1 &&
      env "${README_ENV[@]}" "$BIN" seed-demo >>"$WORK/readme-setup.log" 2>&1'
 PORT6=$(free_port)
