@@ -58,8 +58,8 @@ start_node() { # NAME
 
 node_port() { cat "$DIR/$1/port"; }
 
-node_sql() { # NODE DATABASE SQL, as the superuser
-    local psql=(psql -X -q -At -v ON_ERROR_STOP=1 -h "$DIR/$1/socket" -p "$(node_port "$1")" -U postgres -d "$2" -c "$3")
+node_sql() { # NODE DATABASE SQL, as the superuser, without notices ("already exists, skipping")
+    local psql=(env PGOPTIONS="-c client_min_messages=warning" psql -X -q -At -v ON_ERROR_STOP=1 -h "$DIR/$1/socket" -p "$(node_port "$1")" -U postgres -d "$2" -c "$3")
     if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "${psql[@]}"); else "${psql[@]}"; fi
 }
 coordinator_sql() { node_sql coordinator "$DATABASE" "$1"; }
@@ -102,7 +102,7 @@ create_database() { # NAME
         if [ -z "$(node_sql "$node" postgres "SELECT 1 FROM pg_database WHERE datname = '$name'")" ]; then
             node_sql "$node" postgres "CREATE DATABASE \"$name\" OWNER landmark_owner TEMPLATE template0"
         fi
-        node_sql "$node" "$name" "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS citus" >/dev/null
+        node_sql "$node" "$name" "CREATE EXTENSION IF NOT EXISTS citus" >/dev/null
     done
     DATABASE=$name join_workers
 }
@@ -110,7 +110,7 @@ create_database() { # NAME
 drop_database() { # NAME
     local node
     for node in coordinator $(workers); do
-        node_sql "$node" postgres "SET client_min_messages = warning; DROP DATABASE IF EXISTS \"$1\" WITH (FORCE)" >/dev/null
+        node_sql "$node" postgres "DROP DATABASE IF EXISTS \"$1\" WITH (FORCE)" >/dev/null
     done
 }
 
