@@ -116,6 +116,10 @@ import Testing
                         _ = try await store.page(resolved, tenantID: tenantID, viewerID: viewerID, on: reads)
                     }
                     Self.expectRouted(plans, to: port, "\(shape) (\(query))")
+                    if Self.onCitus && shape == "nearest" {
+                        // Delegated whole, so that it plans once and reads as its owner (migration 0020).
+                        #expect(plans.contains { $0.sql.contains("notes_nearest(") }, "nearest: not the delegated notes_nearest()")
+                    }
                 }
 
                 for zoom in [3, 12, 16, 20] {

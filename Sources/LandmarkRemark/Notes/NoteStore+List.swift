@@ -5,7 +5,11 @@ extension NoteStore {
     func page(_ list: NoteList, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Page<Note> {
         var list = list
         list.filters = try await resolvingUsernames(list.filters, tenantID: tenantID, on: connection)
-        let rows = try await connection.query(Self.statement(list, tenantID: tenantID, viewerID: viewerID))
+        var onWorker = false
+        if list.filters.near != nil && !list.filters.narrowsNearest {
+            onWorker = try await nearestRoute.isDelegated(on: connection)
+        }
+        let rows = try await connection.query(Self.statement(list, tenantID: tenantID, viewerID: viewerID, nearestOnWorker: onWorker))
         return try list.page.page(from: rows, keyColumn: Self.noteColumnCount) { row, distance in
             var note = try Self.note(from: row, viewer: viewerID)
             note.distance = distance
@@ -14,10 +18,14 @@ extension NoteStore {
     }
 
     /// The page statement: `limit + 1` rows so the caller learns whether more follow.
-    static func statement(_ list: NoteList, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+    /// `nearestOnWorker`: an unfiltered nearest page as a `notes_nearest()` call (on Citus).
+    static func statement(_ list: NoteList, tenantID: Int64, viewerID: Int64, nearestOnWorker: Bool = false) -> PostgresQuery {
         let filters = list.filters
-        var query = filters.near.map { nearestStatement(list, from: $0, tenantID: tenantID, viewerID: viewerID) }
-            ?? newestStatement(list, tenantID: tenantID, viewerID: viewerID)
+        var query = filters.near.map {
+            nearestOnWorker
+                ? nearestCall(list, from: $0, tenantID: tenantID, viewerID: viewerID)
+                : nearestStatement(list, from: $0, tenantID: tenantID, viewerID: viewerID)
+        } ?? newestStatement(list, tenantID: tenantID, viewerID: viewerID)
         // A walking newest-first page decides between its plans as it runs, so one plan fits
         // every pattern and planning it once per connection saves ~2 ms a search. Authors
         // matched by name are the exception: PostgreSQL hashes `user_id = ANY(ids)` only when

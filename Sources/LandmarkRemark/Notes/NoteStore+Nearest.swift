@@ -46,6 +46,18 @@ extension NoteStore {
             """
     }
 
+    /// The unfiltered nearest page of `nearestStatement` from `notes_nearest()` (migration
+    /// 0020), which runs the same two steps: on Citus a top-level call of it runs on the
+    /// tenant's worker (see `NearestRoute`).
+    static func nearestCall(_ list: NoteList, from point: GeoPoint, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        var after: (distance: Double?, id: Int64?) = (nil, nil)
+        if case .nearest(let distance, let id)? = list.cursor?.key { after = (distance, id) }
+        return """
+            SELECT * FROM notes_nearest(\(tenantID), \(viewerID), \(point.lng)::float8, \(point.lat)::float8,
+                \(list.filters.radius)::float8, \(list.limit)::int, \(after.distance)::float8, \(after.id)::int8)
+            """
+    }
+
     /// How many nearest notes a filtered nearest page looks through before it sorts every match instead.
     static let nearestWalk = 500
 
