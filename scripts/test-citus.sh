@@ -13,7 +13,7 @@ scripts/install-deps.sh
 CLUSTER=$(mktemp -d /tmp/landmark-remark-citus.XXXXXX)
 RESTART_DIR=$(mktemp -d /tmp/landmark-remark-restart.XXXXXX)
 chmod 755 "$CLUSTER" "$RESTART_DIR"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+source scripts/lib/test-env.sh
 cleanup() {
     scripts/citus.sh stop "$CLUSTER" || true
     scripts/postgres.sh stop "$RESTART_DIR" || true
@@ -24,13 +24,9 @@ trap 'exit 130' INT TERM
 
 LR_PG_FSYNC=off scripts/citus.sh start "$CLUSTER" 2
 # The restart test's cluster stays a plain one: it proves the pool survives a restart.
-LR_PG_FSYNC=off scripts/postgres.sh start "$RESTART_DIR" "$(free_port)"
-while IFS='=' read -r name value; do
-    export "${name/LR_/LR_TEST_}=$value"
-done < <(scripts/citus.sh env "$CLUSTER")
-LR_TEST_RESTART_DATABASE_URL=$(scripts/postgres.sh env "$RESTART_DIR" | sed -n 's/^LR_MIGRATE_DATABASE_URL=//p')
-export LR_TEST_RESTART_DATABASE_URL LR_TEST_CITUS=1
-export LR_TEST_POSTGRES_RESTART="$PWD/scripts/postgres.sh restart $RESTART_DIR"
+start_restart_cluster "$RESTART_DIR"
+export_test_urls < <(scripts/citus.sh env "$CLUSTER")
+export LR_TEST_CITUS=1
 
 swift build --build-tests
 # Migrate, then distribute, as an operator would: the tests find the schema ready.

@@ -12,7 +12,7 @@ scripts/install-deps.sh
 DIR=$(mktemp -d /tmp/landmark-remark-test.XXXXXX)
 RESTART_DIR=$(mktemp -d /tmp/landmark-remark-restart.XXXXXX)
 chmod 755 "$DIR" "$RESTART_DIR"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+source scripts/lib/test-env.sh
 cleanup() {
     scripts/postgres.sh stop "$DIR" || true
     scripts/postgres.sh stop "$RESTART_DIR" || true
@@ -32,13 +32,8 @@ BOUNDED_SUITES="BoundedWorkTests"
 
 # fsync off: a throwaway cluster does not need durability, and tests run faster.
 LR_PG_FSYNC=off scripts/postgres.sh start "$DIR" "$(free_port)"
-LR_PG_FSYNC=off scripts/postgres.sh start "$RESTART_DIR" "$(free_port)"
-while IFS='=' read -r name value; do
-    export "${name/LR_/LR_TEST_}=$value"
-done < <(scripts/postgres.sh env "$DIR")
-LR_TEST_RESTART_DATABASE_URL=$(scripts/postgres.sh env "$RESTART_DIR" | sed -n 's/^LR_MIGRATE_DATABASE_URL=//p')
-export LR_TEST_RESTART_DATABASE_URL
-export LR_TEST_POSTGRES_RESTART="$PWD/scripts/postgres.sh restart $RESTART_DIR"
+start_restart_cluster "$RESTART_DIR"
+export_test_urls < <(scripts/postgres.sh env "$DIR")
 
 swift build --build-tests
 if [ $# -eq 0 ]; then

@@ -100,13 +100,7 @@ struct NotesPlanTests {
                 return try await connection.query(statement)
             }
         }
-        return Self.withoutShardSuffixes(try rows.map { try $0.decode(String.self, column: 0) }.joined(separator: "\n"))
-    }
-
-    /// On Citus the plan is the worker's, over a shard: `notes_102008` for notes, and its
-    /// indexes alike. Without the shard ids it reads as on one server.
-    static func withoutShardSuffixes(_ plan: String) -> String {
-        plan.replacing(/([a-z])_1[0-9]{5}\b/) { String($0.output.1) }
+        return PlanText.withoutShardSuffixes(try rows.map { try $0.decode(String.self, column: 0) }.joined(separator: "\n"))
     }
 
     /// One seeded tenant for every test of the suite.

@@ -133,7 +133,7 @@ import Testing
                     var statement = explain + SessionStore.lookupStatement(tenantID: idA, hash: hash)
                     statement.prepared = false
                     // On Citus the worker's plan, over shards: read as on one server.
-                    return NotesPlanTests.withoutShardSuffixes(
+                    return PlanText.withoutShardSuffixes(
                         try await connection.query(statement).map { try $0.decode(String.self, column: 0) }.joined(separator: "\n"))
                 }
                 // Through an index that names the tenant: the primary key, or on a small database
