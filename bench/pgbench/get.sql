@@ -22,7 +22,7 @@ SELECT t.slug, u.id, u.username, s.id
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x10c9f57d23f036ec1bd7450f9d6a9cc80c90fe6b0c55f0a5ea75886acee9cd1e'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xe682cc8d428f72c4c929f0ce8893fe701dc9d39ab835f0c06ac5cef43ab71940'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL

@@ -22,7 +22,7 @@ SELECT t.slug, u.id, u.username, s.id
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x10c9f57d23f036ec1bd7450f9d6a9cc80c90fe6b0c55f0a5ea75886acee9cd1e'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xe682cc8d428f72c4c929f0ce8893fe701dc9d39ab835f0c06ac5cef43ab71940'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
@@ -34,28 +34,13 @@ BEGIN;
 SELECT set_config('statement_timeout', '5000', true);
 SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
-WITH sphere_nearest AS (
-	    SELECT ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
-	    FROM tenant_notes n
-	    WHERE n.tenant_id = (1)
-	  AND (n.visibility = 'public' OR n.user_id = (1))
-	  AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (10000))
-	    ORDER BY n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography
-	    LIMIT (51)
-	),
-	page AS (
-	    SELECT n.*, ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
-	    FROM tenant_notes n
-	    WHERE n.tenant_id = (1)
-	  AND (n.visibility = 'public' OR n.user_id = (1))
-	  AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (10000))
-	      AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (SELECT max(distance) + 0.001 FROM sphere_nearest))
-	    ORDER BY distance, n.id
-	    LIMIT (51)
-	)
-	SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
-	n.visibility, n.place_id, n.created_at, n.updated_at, n.distance
-	FROM page n
-	JOIN tenant_users u ON u.tenant_id = (1) AND u.id = n.user_id
-	ORDER BY n.distance, n.id;
+SELECT notes_nearest_delegated();
+COMMIT;
+BEGIN;
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SET LOCAL "app.tenant_id" TO '1';
+\endpipeline
+SELECT * FROM notes_nearest((1), (1), :lng::float8, :lat::float8,
+	    (10000)::float8, (50)::int, NULL::float8, NULL::int8);
 COMMIT;
