@@ -116,9 +116,9 @@ import Testing
                         _ = try await store.page(resolved, tenantID: tenantID, viewerID: viewerID, on: reads)
                     }
                     Self.expectRouted(plans, to: port, "\(shape) (\(query))")
-                    if Self.onCitus && shape == "nearest" {
-                        // Delegated whole, so that it plans once and reads as its owner (migration 0020).
-                        #expect(plans.contains { $0.sql.contains("notes_nearest(") }, "nearest: not the delegated notes_nearest()")
+                    if Self.onCitus && (shape == "nearest" || shape == "search") {
+                        // Delegated whole, so that it reads as its owner there (migration 0020).
+                        #expect(plans.contains { $0.sql.contains("notes_nearest(") || $0.sql.contains("notes_search(") }, "\(shape): not the delegated function")
                     }
                 }
 

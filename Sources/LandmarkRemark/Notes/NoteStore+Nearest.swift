@@ -48,7 +48,7 @@ extension NoteStore {
 
     /// The unfiltered nearest page of `nearestStatement` from `notes_nearest()` (migration
     /// 0020), which runs the same two steps: on Citus a top-level call of it runs on the
-    /// tenant's worker (see `NearestRoute`).
+    /// tenant's worker (see `WorkerReads`).
     static func nearestCall(_ list: NoteList, from point: GeoPoint, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         var after: (distance: Double?, id: Int64?) = (nil, nil)
         if case .nearest(let distance, let id)? = list.cursor?.key { after = (distance, id) }

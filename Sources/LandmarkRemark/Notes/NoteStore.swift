@@ -6,8 +6,8 @@ import Postgres
 /// Reads go through `tenant_notes`/`tenant_users` (migration 0004); writes go to
 /// the tables under row-level security.
 struct NoteStore: Sendable {
-    /// Whether nearest pages are `notes_nearest()` calls (on Citus).
-    let nearestRoute = NearestRoute()
+    /// Whether nearest and search pages are function calls (on Citus).
+    let workerReads = WorkerReads()
 
     /// Why a note cannot be changed by this caller.
     enum Access: Sendable {

@@ -1,0 +1,131 @@
+import HummingbirdTesting
+@testable import LandmarkRemark
+import Postgres
+import Testing
+
+/// `notes_nearest()` and `notes_search()` (migration 0020), which the service calls on Citus
+/// for unfiltered nearest pages and plain text searches, give page for page what the
+/// statements give, on either database; and as their owner's functions they still keep to
+/// the caller's tenant.
+@Suite(.timeLimit(.minutes(5))) struct WorkerCallTests {
+    /// The first `maxPages` pages of `query` as ids, visibilities and sort keys, walked
+    /// through the call or the statement.
+    static func walk(_ query: String, tenantID: Int64, viewerID: Int64, call: Bool, maxPages: Int = 200) async throws -> [[String]] {
+        var pages: [[String]] = []
+        var cursor: String?
+        repeat {
+            var parameters = try QueryParameters(query: query + (cursor.map { "&cursor=\($0)" } ?? ""))
+            let list = try NoteList(&parameters)
+            let page = try await TestEnvironment.withAppPool { pool in
+                try await pool.withTransaction(settings: [("app.tenant_id", String(tenantID))]) { connection in
+                    var resolved = list
+                    resolved.filters = try await NoteStore().resolvingUsernames(list.filters, tenantID: tenantID, on: connection)
+                    #expect(NoteStore.workerCall(resolved, tenantID: tenantID, viewerID: viewerID) != nil, "\(query) has no call")
+                    let rows = try await connection.query(
+                        NoteStore.statement(resolved, tenantID: tenantID, viewerID: viewerID, onWorker: call))
+                    return try list.page.page(from: rows, keyColumn: NoteStore.noteColumnCount) { row, distance in
+                        var note = try NoteStore.note(from: row, viewer: viewerID)
+                        note.distance = distance
+                        return (note, note.id)
+                    }
+                }
+            }
+            pages.append(page.items.map { "\($0.id) \($0.visibility) \($0.distance ?? -1) \($0.createdAt)" })
+            cursor = page.nextCursor
+        } while cursor != nil && pages.count < maxPages
+        return pages
+    }
+
+    static func expectSamePages(_ query: String, tenantID: Int64, viewerID: Int64, maxPages: Int = 200) async throws {
+        let statement = try await walk(query, tenantID: tenantID, viewerID: viewerID, call: false, maxPages: maxPages)
+        let call = try await walk(query, tenantID: tenantID, viewerID: viewerID, call: true, maxPages: maxPages)
+        #expect(statement.joined().count > 0, "\(query): nothing to compare")
+        #expect(call == statement, "\(query): the call's pages differ from the statement's")
+    }
+
+    @Test func nearestPagesMatchTheStatementsWithAndWithoutRadius() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        let tenantID = try await NotesFixture.tenantID(tenant)
+        try await withApp { client in
+            let alice = try await client.signup("alice", tenant: tenant)
+            let bob = try await client.signup("bob", tenant: tenant)
+            let carol = try await client.signup("carol", tenant: tenant)
+            // A tenth at the origin itself (equal distances), every seventh private.
+            try await NotesPagingTests.seed(tenant: tenant, authors: [alice, bob, carol])
+            let origin = NotesPagingTests.origin
+            for query in [
+                "near=\(origin.lat),\(origin.lng)&limit=25",
+                "near=\(origin.lat),\(origin.lng)&radius_m=20000&limit=9",
+                "near=\(origin.lat),\(origin.lng)&radius_m=1&limit=5",
+            ] {
+                try await Self.expectSamePages(query, tenantID: tenantID, viewerID: Int64(alice.userID)!)
+            }
+        }
+    }
+
+    /// 17,000 notes, newest last, every seventh private; words placed so that each of the
+    /// search's steps decides a page: `seeded` in all (the walk), `kestrel` 1 in 150 of the
+    /// newest 1,000 and a few of the oldest (the walk goes on, then finds the rest through the
+    /// index), `axolotl` 1 in 4,000 (the index at once).
+    @Test func searchPagesMatchTheStatementsInEveryStep() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        let tenantID = try await NotesFixture.tenantID(tenant)
+        try await withApp { client in
+            let alice = try await client.signup("alice", tenant: tenant)
+            let bob = try await client.signup("bobcat", tenant: tenant)
+            let carol = try await client.signup("carol", tenant: tenant)
+            let userIDs = [alice, bob, carol].map { Int64($0.userID)! }
+            try await TestEnvironment.withOwnerPool { pool in
+                try await pool.query("""
+                    INSERT INTO notes (tenant_id, user_id, body, location, visibility, created_at, updated_at)
+                    SELECT \(tenantID), (\(userIDs))[1 + g % 3],
+                           'seeded note ' || g
+                               || CASE WHEN (g > 16000 AND g % 150 = 0) OR g IN (5, 10, 500) THEN ' kestrel' ELSE '' END
+                               || CASE WHEN g % 4000 = 0 THEN ' axolotl' ELSE '' END,
+                           ST_SetSRID(ST_MakePoint(151.2, -33.8), 4326)::geography,
+                           CASE WHEN g % 7 = 0 THEN 'private' ELSE 'public' END, stamp, stamp
+                    FROM generate_series(1, 17000) g,
+                         LATERAL (SELECT now() - interval '1 day' + (g / 4) * interval '1 second' AS stamp) s
+                    """)
+            }
+            let viewer = Int64(alice.userID)!
+            try await Self.expectSamePages("q=seeded&limit=50", tenantID: tenantID, viewerID: viewer, maxPages: 4)
+            try await Self.expectSamePages("q=kestrel&limit=4", tenantID: tenantID, viewerID: viewer)
+            try await Self.expectSamePages("q=kestrel&limit=25", tenantID: tenantID, viewerID: viewer)
+            try await Self.expectSamePages("q=axolotl&limit=2", tenantID: tenantID, viewerID: viewer)
+            // In bodies and names: bobcat's notes by name, the others by a word.
+            try await Self.expectSamePages("q=bobcat&limit=40", tenantID: tenantID, viewerID: viewer, maxPages: 3)
+            try await Self.expectSamePages("q=kestrel&in=body&limit=10", tenantID: tenantID, viewerID: viewer)
+            // LIKE's own characters are text: no note has a literal "%".
+            let none = try await Self.walk("q=note%2050%25&limit=10", tenantID: tenantID, viewerID: viewer, call: true)
+            #expect(none == [[]])
+        }
+    }
+
+    @Test func keepToTheCallersTenant() async throws {
+        let (mine, theirs) = (try await TestEnvironment.makeTenant(), try await TestEnvironment.makeTenant())
+        let (myID, theirID) = (try await NotesFixture.tenantID(mine), try await NotesFixture.tenantID(theirs))
+        try await withApp { client in
+            let writer = try await client.signup("writer", tenant: theirs)
+            try await client.createNote(writer, "not yours", lat: 1, lng: 1)
+            let calls: [PostgresQuery] = [
+                "SELECT count(*) FROM notes_nearest(\(theirID), 0, 1, 1, NULL, 10, NULL, NULL)",
+                "SELECT count(*) FROM notes_search(\(theirID), 0, '%yours%', NULL, 10, NULL, NULL)",
+            ]
+            for call in calls {
+                let counts = try await TestEnvironment.withAppPool { pool in
+                    // Their tenant named in the call while the caller's tenant is mine; no tenant set; theirs.
+                    let asMine = try await pool.withTransaction(settings: [("app.tenant_id", String(myID))]) { connection in
+                        try await connection.query(call)[0].decode(Int64.self, column: 0)
+                    }
+                    let asNobody = try await pool.query(call)[0].decode(Int64.self, column: 0)
+                    let asTheirs = try await pool.withTransaction(settings: [("app.tenant_id", String(theirID))]) { connection in
+                        try await connection.query(call)[0].decode(Int64.self, column: 0)
+                    }
+                    return [asMine, asNobody, asTheirs]
+                }
+                #expect(counts == [0, 0, 1], "\(call.sql)")
+            }
+        }
+    }
+}
