@@ -178,18 +178,15 @@ BEGIN
 END $$;
 GRANT EXECUTE ON FUNCTION tenant_functions_delegated() TO landmark_app;
 
-CREATE OR REPLACE FUNCTION admin.distribute() RETURNS SETOF text
+-- admin.distribute() in steps, so that a later migration replaces the step it changes rather
+-- than the whole of it (0016, 0018 and 0019 each restated it all). Each step is idempotent
+-- and runs inside distribute(), with its settings.
+
+-- The reference table, then every tenant table by tenant_id, colocated with users.
+CREATE FUNCTION admin.distribute_tables() RETURNS SETOF text
 LANGUAGE plpgsql AS $$
-DECLARE v_table regclass; v_function regprocedure; v_colocate regclass;
+DECLARE v_table regclass;
 BEGIN
-    IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN RETURN; END IF;
-    IF NOT EXISTS (SELECT FROM pg_dist_node WHERE noderole = 'primary' AND shouldhaveshards) THEN
-        RAISE EXCEPTION 'no worker node: add workers with citus_add_node() first';
-    END IF;
-    -- tenants alone: by default Citus would turn every table with a foreign key to it
-    -- into a coordinator-local table, and those with identity columns cannot be distributed.
-    SET LOCAL citus.enable_local_reference_table_foreign_keys = off;
-    SET LOCAL citus.multi_shard_modify_mode = 'sequential';
     IF NOT EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'tenants'::regclass) THEN
         PERFORM create_reference_table('tenants');
         RETURN NEXT 'tenants: reference table';
@@ -205,9 +202,15 @@ BEGIN
             PERFORM admin.distribute_quietly(v_table, 'users');
         END IF;
     END LOOP;
-    -- The functions that policies and triggers call run on the workers too. Citus copies
-    -- a function when it is created, unless it was created with copying off (0001) or
-    -- before the tables it follows were distributed.
+END $$;
+
+-- The functions that policies and triggers call run on the workers too. Citus copies a
+-- function when it is created, unless it was created with copying off (0001) or before the
+-- tables it follows were distributed.
+CREATE FUNCTION admin.copy_functions_to_workers() RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE v_function regprocedure;
+BEGIN
     FOR v_function IN
         SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
         WHERE n.nspname = 'public' AND p.proowner = current_user::regrole AND p.prokind = 'f'
@@ -216,9 +219,16 @@ BEGIN
         PERFORM create_distributed_function(v_function);
         RETURN NEXT format('%s: on every node', v_function);
     END LOOP;
-    -- A top-level SELECT f($1, …) runs on the worker of tenant $1 (force_delegation: also
-    -- inside a transaction block): event_probe, so that its snapshot, xids and ids are all
-    -- that worker's; notes_nearest and notes_search, so that they read as their owner there.
+END $$;
+
+-- A top-level SELECT f($1, …) of a function in admin.tenant_functions runs on the worker of
+-- tenant $1 (force_delegation: also inside a transaction block): event_probe, so that its
+-- snapshot, xids and ids are all that worker's; notes_nearest and notes_search, so that they
+-- read as their owner there.
+CREATE FUNCTION admin.delegate_tenant_functions() RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE v_function regprocedure; v_colocate regclass;
+BEGIN
     FOR v_function, v_colocate IN SELECT function, colocate_with FROM admin.tenant_functions ORDER BY function::text LOOP
         IF NOT EXISTS (SELECT FROM pg_dist_object d WHERE d.classid = 'pg_proc'::regclass
                        AND d.objid = v_function AND d.distribution_argument_index IS NOT NULL) THEN
@@ -227,12 +237,35 @@ BEGIN
             RETURN NEXT format('%s: run on the tenant''s worker', v_function);
         END IF;
     END LOOP;
-    EXECUTE format('ALTER DATABASE %I SET citus.propagate_set_commands = %L', current_database(), 'local');
-    -- The rows copied into the shards stay on the coordinator's disk, unseen: free it, those
-    -- that refer to others first.
+END $$;
+
+-- The rows copied into the shards stay on the coordinator's disk, unseen: free it, the tables
+-- that refer to others first.
+CREATE FUNCTION admin.free_coordinator_copies() RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE v_table regclass;
+BEGIN
     FOR v_table IN SELECT t FROM tenant_tables() WITH ORDINALITY AS l(t, n) ORDER BY n DESC LOOP
         IF pg_relation_size(v_table) > 0 THEN
             PERFORM truncate_local_data_after_distributing_table(v_table);
         END IF;
     END LOOP;
+END $$;
+
+CREATE OR REPLACE FUNCTION admin.distribute() RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN RETURN; END IF;
+    IF NOT EXISTS (SELECT FROM pg_dist_node WHERE noderole = 'primary' AND shouldhaveshards) THEN
+        RAISE EXCEPTION 'no worker node: add workers with citus_add_node() first';
+    END IF;
+    -- tenants alone: by default Citus would turn every table with a foreign key to it
+    -- into a coordinator-local table, and those with identity columns cannot be distributed.
+    SET LOCAL citus.enable_local_reference_table_foreign_keys = off;
+    SET LOCAL citus.multi_shard_modify_mode = 'sequential';
+    RETURN QUERY SELECT * FROM admin.distribute_tables();
+    RETURN QUERY SELECT * FROM admin.copy_functions_to_workers();
+    RETURN QUERY SELECT * FROM admin.delegate_tenant_functions();
+    EXECUTE format('ALTER DATABASE %I SET citus.propagate_set_commands = %L', current_database(), 'local');
+    PERFORM admin.free_coordinator_copies();
 END $$;
