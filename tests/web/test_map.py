@@ -219,6 +219,32 @@ class NoteOnMapTests(BrowserTestCase):
         wait_dialog(driver, "#note-dialog", is_open=False)
         wait_until(driver, lambda d: me.get_note(note["id"])["body"] == "Kiosk opens at 9", "the second save went through")
 
+    def test_a_note_changed_elsewhere_meanwhile_is_not_deleted_unseen(self):
+        me = User.sign_up("deleter")
+        here = isolated_spot()
+        note = me.create_note("Bench by the pond", offset(here, east_m=30))
+        driver = open_app_as(self, me, here)
+        show_map(driver)
+        set_zoom(driver, 16, center=here)
+
+        popup = open_popup(driver, note["id"])
+        click(driver, f"{popup} button.note-delete")
+        wait_dialog(driver, "#confirm-dialog")
+        wait_idle(driver)
+        # Meanwhile, on another device, the same user changes the note.
+        me.update_note(note["id"], body="Bench by the pond, freshly painted")
+        click(driver, "#confirm-yes")
+        wait_until(driver, lambda d: "changed elsewhere" in (text_of(d, "#confirm-dialog .dialog-error") or ""),
+                   "deleting a version not seen is refused and said so")
+        self.assertTrue(dialog_open(driver, "#confirm-dialog"), "the question stays open")
+        self.assertIn("freshly painted", text_of(driver, "#confirm-text"), "the question shows the version saved elsewhere")
+        self.assertIsNotNone(me.get_note(note["id"]), "nothing was deleted")
+
+        # Confirming again, knowingly, deletes it.
+        click(driver, "#confirm-yes")
+        wait_until(driver, lambda d: me.get_note(note["id"]) is None, "the second confirm did not delete it")
+        wait_dialog(driver, "#confirm-dialog", is_open=False)
+
 
 class ClusterTests(BrowserTestCase):
     def test_clusters_when_zoomed_out_split_as_I_zoom_in(self):

@@ -251,27 +251,64 @@ async function save() {
 // ——— deleting ———
 
 export function askDelete(note) {
-  deleting = note;
-  const text = truncate(note.body, 78);
-  $('#confirm-text').textContent = `“${text}” will be gone for good.`;
+  deleting = { note, etag: null };
+  showDeleting(deleting, note);
+  dialogs.setError(confirmDialog(), '');
   dialogs.open(confirmDialog(), $('#confirm-no'));
+  deleting.version = fetchDeletingVersion(deleting);
 }
+
+function showDeleting(forDelete, note) {
+  forDelete.note = note;
+  $('#confirm-text').textContent = `“${truncate(note.body, 78)}” will be gone for good.`;
+}
+
+// The version asked about (its ETag), so that confirming cannot delete a version changed
+// meanwhile in another tab or on another device, unseen: the service answers 412 instead.
+async function fetchDeletingVersion(forDelete) {
+  try {
+    const { value, etag } = await api.get(`/v1/notes/${encodeURIComponent(forDelete.note.id)}`, { withETag: true });
+    if (deleting !== forDelete) return;
+    forDelete.etag = etag;
+    if (value.updated_at !== forDelete.note.updated_at) showDeleting(forDelete, value);
+    store.put(value, 'fetch');
+  } catch (error) {
+    // Gone already, or unreachable: confirming says so, or deletes without a version.
+  }
+}
+
+const changedMeanwhile = 'This note was changed elsewhere meanwhile; its current text is shown. Delete it anyway?';
 
 async function confirmDelete() {
   if (!deleting) return;
   const dialog = confirmDialog();
-  const note = deleting;
+  const forDelete = deleting;
+  const shown = forDelete.note;
   dialogs.setBusy(dialog, true);
   try {
-    await api.del(`/v1/notes/${encodeURIComponent(note.id)}`);
-    store.remove(note.id, 'local');
+    // Its version first; one that arrives now and differs from the text confirmed is asked about again.
+    await forDelete.version;
+    if (deleting !== forDelete) return;
+    if (forDelete.note !== shown) {
+      dialogs.setError(dialog, changedMeanwhile);
+      return;
+    }
+    const headers = forDelete.etag ? { 'If-Match': forDelete.etag } : {};
+    await api.del(`/v1/notes/${encodeURIComponent(shown.id)}`, { headers });
+    store.remove(shown.id, 'local');
     deps.announce('Note deleted.');
     dialogs.close(dialog);
   } catch (error) {
     if (error.status === 404) {
       // Already gone (deleted elsewhere): what the user wanted.
-      store.remove(note.id, 'local');
+      store.remove(shown.id, 'local');
       dialogs.close(dialog);
+    } else if (error.status === 412) {
+      // Changed elsewhere since the question was asked: ask again about what it says now.
+      await fetchDeletingVersion(forDelete);
+      if (deleting === forDelete) {
+        dialogs.setError(dialog, changedMeanwhile);
+      }
     } else {
       deps.showError(error);
       dialogs.close(dialog);
