@@ -134,12 +134,15 @@ TENANT=itest
 # --- replicas -----------------------------------------------------------------
 # start_replica NAME PORT DATABASE [VAR=value...]: `landmark-remark serve` in the
 # background, cheap scrypt for speed, trusting only nginx's address (127.0.0.2),
-# and a short shutdown bound, so that nothing stuck can hold the test for long.
+# and a short shutdown bound, so that nothing stuck can hold the test for long. Map tiles
+# from a host of their own, which nginx's copy of the app's policy must name too.
+TILE_SOURCE=https://tiles.example.test
 start_replica() {
     local name=$1 port=$2 database=$3; shift 3
     env LR_HOST=127.0.0.1 LR_PORT="$port" LR_DATABASE_URL="$(db_url landmark_app "$database")" \
         LR_SCRYPT_LOG_N=4 LR_TRUSTED_PROXIES=127.0.0.2 LR_LOGIN_FAILURES_PER_ADDRESS=3 \
-        LR_DB_POOL_SIZE=4 LR_LOG_LEVEL=info LR_SHUTDOWN_TIMEOUT_SECONDS=3 "$@" \
+        LR_DB_POOL_SIZE=4 LR_LOG_LEVEL=info LR_SHUTDOWN_TIMEOUT_SECONDS=3 \
+        LR_MAP_TILE_URL="$TILE_SOURCE/{z}/{x}/{y}.png" "$@" \
         "$BIN" serve >"$WORK/$name.log" 2>&1 &
     PIDS[$name]=$!
 }
@@ -165,7 +168,8 @@ PY
 
 RUN=$WORK/nginx
 mkdir -p "$RUN/conf.d" "$RUN/snippets"
-export RUN NGINX_USER="" LR_NGINX_LISTEN LR_NGINX_UPSTREAM LR_NGINX_WEB_ROOT=$PWD/web LR_NGINX_TLS_LISTEN LR_NGINX_SERVER_NAME \
+export RUN NGINX_USER="" LR_NGINX_LISTEN LR_NGINX_UPSTREAM LR_NGINX_WEB_ROOT=$PWD/web LR_NGINX_TILE_SOURCE=$TILE_SOURCE \
+    LR_NGINX_TLS_LISTEN LR_NGINX_SERVER_NAME \
     LR_NGINX_TLS_CERTIFICATE=$RUN/tls.crt LR_NGINX_TLS_CERTIFICATE_KEY=$RUN/tls.key
 # As root, nginx's workers would run as nobody, who cannot write the temp paths here.
 [ "$(id -u)" = 0 ] && NGINX_USER="user root;"
@@ -177,7 +181,7 @@ LR_NGINX_SERVER_NAME=localhost
 render scripts/integration/nginx.conf.template NGINX_USER RUN >"$RUN/nginx.conf"
 cp deploy/nginx/snippets/*.conf "$RUN/snippets/"
 # The deployed files log to /var/log/nginx; the test keeps its logs in its run directory.
-render deploy/nginx/conf.d/landmark-remark.conf.template LR_NGINX_LISTEN LR_NGINX_UPSTREAM LR_NGINX_WEB_ROOT |
+render deploy/nginx/conf.d/landmark-remark.conf.template LR_NGINX_LISTEN LR_NGINX_UPSTREAM LR_NGINX_WEB_ROOT LR_NGINX_TILE_SOURCE |
     sed "s#/var/log/nginx/#$RUN/#" >"$RUN/conf.d/landmark-remark.conf"
 render deploy/nginx/tls/landmark-remark.tls.conf.template \
     LR_NGINX_TLS_LISTEN LR_NGINX_SERVER_NAME LR_NGINX_TLS_CERTIFICATE LR_NGINX_TLS_CERTIFICATE_KEY |
