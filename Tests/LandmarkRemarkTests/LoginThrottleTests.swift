@@ -97,10 +97,17 @@ import Testing
         let tenant = try await TestEnvironment.makeTenant()
         try await withApp({ $0.poolSize = 10; $0.hashQueueTimeout = .seconds(30) }) { client in
             let account = try await client.signup("target_p", tenant: tenant)
+            let started = ContinuousClock.now
             let logins = try await statuses(30) { _ in try await login(client, "target_p", "parallel guess", tenant: tenant) }
+            let elapsed = ContinuousClock.now - started
             // Exactly the limit is evaluated; the rest are refused (429), or, on a loaded machine,
-            // given back unevaluated when hashing or the pool stays saturated (503).
-            #expect(logins[401] == 5 && (logins[429] ?? 0) >= 1 && (logins[429] ?? 0) + (logins[503] ?? 0) == 25, "\(logins)")
+            // given back unevaluated when hashing or the pool stays saturated (503). The block the
+            // limit sets lasts 15 s, the next 30 s: a burst slower than that (a loaded Citus run's
+            // was) rightly has one more guess evaluated for each block that ran out meanwhile.
+            let evaluable = elapsed < .seconds(15) ? 5 : elapsed < .seconds(45) ? 6 : 7
+            let evaluated = logins[401] ?? 0
+            #expect((5...evaluable).contains(evaluated) && (logins[429] ?? 0) >= 1
+                    && evaluated + (logins[429] ?? 0) + (logins[503] ?? 0) == 30, "\(logins) in \(elapsed)")
 
             // PATCH and DELETE /v1/me check the password the same way, under the same count.
             let other = try await client.signup("target_m", tenant: tenant)
