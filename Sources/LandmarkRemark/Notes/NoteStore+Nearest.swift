@@ -12,6 +12,9 @@ extension NoteStore {
     /// within D (plus a millimetre against rounding) through the same index, with
     /// ST_DWithin, and sorts those few by the spheroid distance and id. The keyset is
     /// that same `(ST_Distance, id)` pair, so paging is exact even among equal distances.
+    ///
+    /// `notes_nearest()` (migration 0020) runs these steps on a Citus worker: change both
+    /// together (`WorkerCallTests` compares their pages).
     static func nearestStatement(_ list: NoteList, from point: GeoPoint, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         let (filters, limit, cursor) = (list.filters, list.limit, list.cursor)
         let origin = point.geography
