@@ -75,40 +75,16 @@ DECLARE
     v_rows int := p_limit + 1;
     v_found int := 0;
     v_count int;
-    -- No cursor: after every note (a year past the newest possible stamp).
-    v_before_at timestamptz := CASE WHEN p_after_micros IS NULL THEN 'infinity'
-                                    ELSE timestamptz 'epoch' + p_after_micros * interval '1 microsecond' END;
-    v_before_id bigint := coalesce(p_after_id, 9223372036854775807);
-    v_edge_at timestamptz;
-    v_edge_id bigint;
+    v_walk int;
+    -- Where the walk goes on from: the cursor first (none: after every note), then the
+    -- last note each walk looked at.
+    v_edge_at timestamptz := CASE WHEN p_after_micros IS NULL THEN 'infinity'
+                                  ELSE timestamptz 'epoch' + p_after_micros * interval '1 microsecond' END;
+    v_edge_id bigint := coalesce(p_after_id, 9223372036854775807);
 BEGIN
-    -- 1. The newest 1,000 notes past the cursor, their matches.
-    RETURN QUERY
-    SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
-           n.visibility, n.place_id, n.created_at, n.updated_at, (extract(epoch FROM n.created_at) * 1000000)::bigint
-    FROM (
-        SELECT w.* FROM (
-            SELECT t.* FROM tenant_notes t
-            WHERE t.tenant_id = p_tenant AND (t.created_at, t.id) < (v_before_at, v_before_id)
-            ORDER BY t.created_at DESC, t.id DESC
-            LIMIT 1000
-        ) w
-        WHERE (w.visibility = 'public' OR w.user_id = p_viewer)
-          AND (w.body ILIKE p_pattern OR w.user_id = ANY (p_user_ids))
-        ORDER BY w.created_at DESC, w.id DESC
-        LIMIT v_rows
-    ) n
-    JOIN tenant_users u ON u.tenant_id = p_tenant AND u.id = n.user_id
-    ORDER BY n.created_at DESC, n.id DESC;
-    GET DIAGNOSTICS v_found = ROW_COUNT;
-    IF v_found = v_rows THEN RETURN; END IF;
-    SELECT t.created_at, t.id INTO v_edge_at, v_edge_id FROM tenant_notes t
-    WHERE t.tenant_id = p_tenant AND (t.created_at, t.id) < (v_before_at, v_before_id)
-    ORDER BY t.created_at DESC, t.id DESC
-    OFFSET 999 LIMIT 1;
-    IF NOT FOUND THEN RETURN; END IF;  -- no notes beyond the 1,000 walked
-    -- 2. Common enough: 15,000 more, from where the walk stopped.
-    IF v_found >= 5 THEN
+    -- 1. The matches among the newest 1,000 notes past the cursor. 2. With at least 5 of them
+    -- (1 in 200) but not a page, among the 15,000 after those.
+    FOREACH v_walk IN ARRAY ARRAY[1000, 15000] LOOP
         RETURN QUERY
         SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
                n.visibility, n.place_id, n.created_at, n.updated_at, (extract(epoch FROM n.created_at) * 1000000)::bigint
@@ -117,7 +93,7 @@ BEGIN
                 SELECT t.* FROM tenant_notes t
                 WHERE t.tenant_id = p_tenant AND (t.created_at, t.id) < (v_edge_at, v_edge_id)
                 ORDER BY t.created_at DESC, t.id DESC
-                LIMIT 15000
+                LIMIT v_walk
             ) w
             WHERE (w.visibility = 'public' OR w.user_id = p_viewer)
               AND (w.body ILIKE p_pattern OR w.user_id = ANY (p_user_ids))
@@ -132,11 +108,13 @@ BEGIN
         SELECT t.created_at, t.id INTO v_edge_at, v_edge_id FROM tenant_notes t
         WHERE t.tenant_id = p_tenant AND (t.created_at, t.id) < (v_edge_at, v_edge_id)
         ORDER BY t.created_at DESC, t.id DESC
-        OFFSET 14999 LIMIT 1;
+        OFFSET v_walk - 1 LIMIT 1;
         IF NOT FOUND THEN RETURN; END IF;  -- no notes beyond the walk
-    END IF;
-    -- 3. Rare: every match older than the walk, through the index (a CTE without ORDER BY,
-    -- so that an estimate cannot turn it back into a walk), then sorted.
+        EXIT WHEN v_found < 5;  -- rare: the index finds the rest
+    END LOOP;
+    -- 3. Rare, or the walks were not enough: every match older than what was walked, through
+    -- the index (a CTE without ORDER BY, so that an estimate cannot turn it back into a walk),
+    -- then sorted.
     RETURN QUERY
     WITH matches AS MATERIALIZED (
         SELECT t.* FROM tenant_notes t
