@@ -23,11 +23,7 @@ import Testing
                     #expect(NoteStore.workerCall(resolved, tenantID: tenantID, viewerID: viewerID) != nil, "\(query) has no call")
                     let rows = try await connection.query(
                         NoteStore.statement(resolved, tenantID: tenantID, viewerID: viewerID, onWorker: call))
-                    return try list.page.page(from: rows, keyColumn: NoteStore.noteColumnCount) { row, distance in
-                        var note = try NoteStore.note(from: row, viewer: viewerID)
-                        note.distance = distance
-                        return (note, note.id)
-                    }
+                    return try NoteStore.page(resolved, from: rows, viewerID: viewerID)
                 }
             }
             pages.append(page.items.map { "\($0.id) \($0.visibility) \($0.distance ?? -1) \($0.createdAt)" })

@@ -5,12 +5,14 @@ extension NoteStore {
     func page(_ list: NoteList, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Page<Note> {
         var list = list
         list.filters = try await resolvingUsernames(list.filters, tenantID: tenantID, on: connection)
-        var onWorker = false
-        if Self.workerCall(list, tenantID: tenantID, viewerID: viewerID) != nil {
-            onWorker = try await workerReads.areDelegated(on: connection)
-        }
+        let onWorker = try await workerReads.areDelegated(on: connection)
         let rows = try await connection.query(Self.statement(list, tenantID: tenantID, viewerID: viewerID, onWorker: onWorker))
-        return try list.page.page(from: rows, keyColumn: Self.noteColumnCount) { row, distance in
+        return try Self.page(list, from: rows, viewerID: viewerID)
+    }
+
+    /// Cuts the page from the rows of `statement` (the statement's or the function's alike).
+    static func page(_ list: NoteList, from rows: PostgresRows, viewerID: Int64) throws -> Page<Note> {
+        try list.page.page(from: rows, keyColumn: Self.noteColumnCount) { row, distance in
             var note = try Self.note(from: row, viewer: viewerID)
             note.distance = distance
             return (note, note.id)

@@ -6,7 +6,7 @@ import Synchronization
 /// Citus, where the functions are delegated to the tenant's worker and read there as their
 /// owner (the statements, sent on as text, read beneath the shard's policy, where neither
 /// the spatial nor the trigram index serves them). Learnt once per process, at the first
-/// such page, as the event log's mode is: restart replicas after `distribute`.
+/// list of notes, as the event log's mode is: restart replicas after `distribute`.
 final class WorkerReads: Sendable {
     private let delegated = Mutex<Bool?>(nil)
 
