@@ -38,10 +38,9 @@ enum ClientTest {
             """, as: Int.self)
     }
 
-    /// The newest event's id: a stream told to resume there sees everything after it, however
-    /// long its first connection takes.
-    /// The newest event id of `tenant`: on Citus each worker's events count in a range of
-    /// their own, and an id of another range is no position in this tenant's stream.
+    /// The newest event id of `tenant`: a stream told to resume there sees everything after it,
+    /// however long its first connection takes. The tenant's own: on Citus each worker's events
+    /// count in a range of their own, and an id of another range is no position in this stream.
     static func currentEventID(tenant: String) async throws -> String {
         String(try await TestEnvironment.ownerScalar("""
             SELECT coalesce(max(e.id), 0)::bigint FROM events e JOIN tenants t ON t.id = e.tenant_id
