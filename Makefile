@@ -1,4 +1,4 @@
-.PHONY: run test test-citus test-integration test-web fuzz fuzz-long build db-start db-stop psql bench clean
+.PHONY: run test test-citus test-container test-integration test-web fuzz fuzz-long build db-start db-stop psql bench clean
 
 ## Start a local PostgreSQL (unless LR_DATABASE_URL is set), migrate, seed the demo tenant and serve on 127.0.0.1:8080.
 run:
@@ -11,6 +11,10 @@ test:
 ## The Swift suite on a local Citus cluster (coordinator + 2 workers), distributed by tenant; needs Citus for PostgreSQL 15.
 test-citus:
 	scripts/test-citus.sh
+
+## The image and the compose stack, built and run with podman (base images made with debootstrap, cached).
+test-container:
+	scripts/test-container.sh
 
 ## nginx in front of two replicas, graceful shutdown, backup and restore, deploy/ checks (own PostgreSQL; `make test` runs it too).
 test-integration:

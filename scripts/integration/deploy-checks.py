@@ -1,4 +1,5 @@
-"""Static checks of deploy/ (Docker has no engine here, so nothing is built or run):
+"""Static checks of deploy/, fast enough for every `make test` (`make test-container`
+builds the images and runs the compose stack with podman):
 
 - every file deploy/Dockerfile copies from the build context exists;
 - every subcommand the Dockerfile and compose.yaml run is in `landmark-remark --help`;

@@ -10,7 +10,9 @@ Refuses, exiting 1 with the reasons on stderr:
 - a curl that would not fail on an error status: each has --fail-with-body (or
   --fail / -f), or writes the status with -w '%{http_code}' for a test to compare.
 
-Usage: readme-walkthrough.py README.md
+Usage: readme-walkthrough.py README.md [--blocks N]
+  --blocks N: only the first N marked blocks (the container test runs the HTTP ones:
+              the later blocks call the executable on the host)
 """
 import re
 import sys
@@ -61,6 +63,8 @@ def commands(block):
 def main():
     text = open(sys.argv[1], encoding="utf-8").read()
     found, problems = blocks(text)
+    if "--blocks" in sys.argv:
+        found = found[:int(sys.argv[sys.argv.index("--blocks") + 1])]
     if not found:
         problems.append(f"no block marked {MARKER}")
     for block in found:
