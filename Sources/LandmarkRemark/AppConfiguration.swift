@@ -38,6 +38,10 @@ public struct AppConfiguration: Sendable {
     public var eventWriteTimeout: Duration = .seconds(30)
     /// How often the event log's horizon is polled: the most an event waits before streams hear of it.
     public var eventPollInterval: Duration = .milliseconds(100)
+    /// How long a new stream waits for its tenant's head before `503` (`EventHub.head`). Not a
+    /// setting of its own: the tests lengthen it, since each of them starts a service whose
+    /// first head waits for every transaction open at its start (another suite's long seed).
+    public var eventReadyTimeout: Duration = .seconds(5)
     /// A resume that would replay more than this many events gets a `reset` instead.
     public var eventReplayMax = 10_000
     /// Events a stream sends per second at most, on average (bursts of a thousand).

@@ -40,7 +40,8 @@ struct AppParts: Sendable {
         shares = FairShares(configuration: configuration)
         events = EventHub(
             pool: pool, perUser: configuration.eventStreamsPerUser, perProcess: configuration.eventStreamsPerProcess,
-            heartbeat: configuration.eventHeartbeat, pollInterval: configuration.eventPollInterval, logger: logger)
+            heartbeat: configuration.eventHeartbeat, pollInterval: configuration.eventPollInterval,
+            readyTimeout: configuration.eventReadyTimeout, logger: logger)
         tenants = TenantStore(pool: pool)
         sessions = SessionStore(
             accessTokenLifetime: configuration.accessTokenLifetime,

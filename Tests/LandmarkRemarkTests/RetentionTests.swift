@@ -149,7 +149,7 @@ import Testing
         }
         try await withLiveApp({ $0.retentionInterval = .seconds(1) }) { _, _ in
             // The sleep paces a poll of a real condition (the rows left), bounded by a deadline.
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(120)
             var left = 1
             while left > 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))

@@ -195,8 +195,8 @@ import Testing
             defer { byTicket.close() }
             #expect(byTicket.status == 200)
             #expect(try await client.call(.post, "/v1/auth/logout", token: account.accessToken).status == .noContent)
-            #expect(try await stream.waitForClose(timeout: .seconds(5)))
-            #expect(try await byTicket.waitForClose(timeout: .seconds(5)))
+            #expect(try await stream.waitForClose())
+            #expect(try await byTicket.waitForClose())
         }
     }
 

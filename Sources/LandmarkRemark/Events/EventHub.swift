@@ -84,7 +84,7 @@ final class EventHub: Service, Sendable {
     }
 
     /// How long a new stream waits for its tenant's head before `503`.
-    static let readyTimeout: Duration = .seconds(5)
+    let readyTimeout: Duration
 
     /// Ids read per probe of the one horizon; a log further ahead is read again at once.
     static let probeSize = 10_000
@@ -97,8 +97,12 @@ final class EventHub: Service, Sendable {
     let logger: Logger
     let state = Mutex(State())
 
-    init(pool: PostgresPool, perUser: Int, perProcess: Int, heartbeat: Duration, pollInterval: Duration, logger: Logger) {
+    init(
+        pool: PostgresPool, perUser: Int, perProcess: Int, heartbeat: Duration, pollInterval: Duration,
+        readyTimeout: Duration = .seconds(5), logger: Logger
+    ) {
         self.pool = pool
+        self.readyTimeout = readyTimeout
         self.perUser = perUser
         self.perProcess = perProcess
         self.heartbeat = heartbeat
@@ -142,7 +146,7 @@ final class EventHub: Service, Sendable {
     /// on the tenant's worker stays open that long). Call after `subscribe`: the tenant's
     /// head is kept only while it has streams.
     func head(tenantID: Int64) async throws -> Head {
-        let deadline = ContinuousClock.now + Self.readyTimeout
+        let deadline = ContinuousClock.now + readyTimeout
         return try await withCheckedThrowingContinuation { continuation in
             let ready = state.withLock { state -> Result<Head, any Error>? in
                 if state.closed { return .failure(EventError.unavailable) }

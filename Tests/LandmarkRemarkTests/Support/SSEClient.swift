@@ -43,7 +43,9 @@ final class SSEClient: Sendable {
         _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
         let client = SSEClient(socket: descriptor)
         Thread.detachNewThread { client.readLoop() }
-        let deadline = ContinuousClock.now + .seconds(10)
+        // The status line comes once the tenant's head is known (up to the tests' 90 s
+        // `eventReadyTimeout`, then 503): waited for longer than that.
+        let deadline = ContinuousClock.now + patience
         while client.status == nil, !client.isClosed, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         return client
     }
@@ -55,8 +57,12 @@ final class SSEClient: Sendable {
     var comments: Int { state.withLock { $0.comments } }
     var lastEventID: String? { state.withLock { $0.lastEventID } }
 
+    /// How long the waits below wait unless told: they end as soon as what they wait for
+    /// arrives, so only a failing test waits this out, and a loaded machine never does.
+    static let patience = Duration.seconds(120)
+
     /// Waits until `condition` holds for the client's state or the timeout passes; whether it held.
-    func wait(timeout: Duration = .seconds(20), until condition: @Sendable (SSEClient) -> Bool) async throws -> Bool {
+    func wait(timeout: Duration = patience, until condition: @Sendable (SSEClient) -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if condition(self) { return true }
@@ -66,7 +72,7 @@ final class SSEClient: Sendable {
     }
 
     /// Waits until `count` events have arrived (or the timeout passes) and returns all so far.
-    func events(count: Int, timeout: Duration = .seconds(20)) async throws -> [Event] {
+    func events(count: Int, timeout: Duration = patience) async throws -> [Event] {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let (events, closed) = state.withLock { ($0.events, $0.closed) }
@@ -78,7 +84,7 @@ final class SSEClient: Sendable {
 
     /// Waits for the first event of `kind` whose data's `id` is `id` (or the timeout, or the
     /// end of the stream), and returns it.
-    func firstEvent(_ kind: String, id: String, timeout: Duration = .seconds(20)) async throws -> Event? {
+    func firstEvent(_ kind: String, id: String, timeout: Duration = patience) async throws -> Event? {
         let deadline = ContinuousClock.now + timeout
         while true {
             let (events, closed) = state.withLock { ($0.events, $0.closed) }
@@ -92,7 +98,7 @@ final class SSEClient: Sendable {
     var received: [Event] { state.withLock { $0.events } }
 
     /// Waits for the server to close the stream.
-    func waitForClose(timeout: Duration) async throws -> Bool {
+    func waitForClose(timeout: Duration = patience) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while !isClosed, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         return isClosed

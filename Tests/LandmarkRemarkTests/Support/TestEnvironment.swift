@@ -39,6 +39,14 @@ enum TestEnvironment {
         configuration.statementTimeout = .seconds(60)
         configuration.requestTimeout = .seconds(120)
         configuration.shareQueueTimeout = .seconds(60)
+        // Waits for a connection or a hashing slot too: a loaded 2-core machine running every
+        // suite at once keeps them busy for seconds, and a 503 there is no test's subject.
+        configuration.poolAcquireTimeout = .seconds(60)
+        configuration.hashQueueTimeout = .seconds(60)
+        // And a new stream's wait for its tenant's head: each test starts a service, whose
+        // first head waits for every transaction open at its start (another suite's seed of
+        // 100,000 notes, say), which on a loaded machine outlasted the 5 s of production.
+        configuration.eventReadyTimeout = .seconds(90)
         adjust(&configuration)
         return configuration
     }
@@ -48,6 +56,16 @@ enum TestEnvironment {
         logger.logLevel = ProcessInfo.processInfo.environment["LR_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
         return logger
     }()
+
+    /// The cluster's transactions that hold an xid (and so hold the event log's horizon back),
+    /// oldest first, for a failure's message: what another suite had open.
+    static func longTransactions() async throws -> String {
+        try await ownerScalar("""
+            SELECT coalesce(string_agg(format('%s (%s, %s s, %s)', pid, state, round(extract(epoch FROM now() - xact_start)),
+                                              left(query, 80)), '; ' ORDER BY xact_start), 'none')
+            FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()
+            """, as: String.self)
+    }
 
     /// Migrates once; the migrator's advisory lock makes concurrent first calls safe anyway.
     static func migrate() async throws {
