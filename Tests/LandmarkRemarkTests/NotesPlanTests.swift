@@ -27,24 +27,19 @@ struct NotesPlanTests {
                 SELECT \(tenantID), 'planner' || g, 'not a hash' FROM generate_series(1, 50) g
                 RETURNING id
                 """).map { try $0.decode(Int64.self, column: 0) }
-            // Generated rows need no change events, and the event trigger (one counter row
-            // updated per note) would take minutes over 100,000 of them. ALTER TABLE holds
-            // its exclusive lock until commit, so no other session ever sees the triggers off.
-            try await pool.withTransaction { connection in
-                // The same locations every run, so the boxes below hold the same notes.
-                try await connection.query("SELECT setseed(0.25)")
-                try await connection.query("ALTER TABLE notes DISABLE TRIGGER USER")
-                try await connection.query("""
-                    INSERT INTO notes (tenant_id, user_id, body, location, visibility)
-                    SELECT \(tenantID), (\(users))[1 + g % 50],
-                           CASE WHEN g % 5000 = 0 THEN 'the lighthouse keeper ' || g
-                                ELSE (ARRAY['coffee', 'harbour', 'bridge', 'beach', 'market', 'garden'])[1 + g % 6]
-                                     || ' note ' || g END,
-                           ST_SetSRID(ST_MakePoint(151.2 + (random() - 0.5) * 2, -33.8 + (random() - 0.5) * 2), 4326)::geography,
-                           CASE WHEN g % 10 = 0 THEN 'private' ELSE 'public' END
-                    FROM generate_series(1, \(Self.noteCount)) g
-                    """)
-                try await connection.query("ALTER TABLE notes ENABLE TRIGGER USER")
+            // With the event trigger off, in batches (NotesFixture.insertGenerated), and the
+            // same locations every run, so the boxes below hold the same notes.
+            try await NotesFixture.insertGenerated(count: Self.noteCount, seed: 0.25, on: pool) { from, to in
+                """
+                INSERT INTO notes (tenant_id, user_id, body, location, visibility)
+                SELECT \(tenantID), (\(users))[1 + g % 50],
+                       CASE WHEN g % 5000 = 0 THEN 'the lighthouse keeper ' || g
+                            ELSE (ARRAY['coffee', 'harbour', 'bridge', 'beach', 'market', 'garden'])[1 + g % 6]
+                                 || ' note ' || g END,
+                       ST_SetSRID(ST_MakePoint(151.2 + (random() - 0.5) * 2, -33.8 + (random() - 0.5) * 2), 4326)::geography,
+                       CASE WHEN g % 10 = 0 THEN 'private' ELSE 'public' END
+                FROM generate_series(\(literal: from), \(literal: to)) g
+                """
             }
             try await pool.query("""
                 INSERT INTO places (tenant_id, name, location, kind, created_at)

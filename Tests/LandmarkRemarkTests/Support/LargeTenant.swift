@@ -24,8 +24,8 @@ enum LargeTenant {
 
     static let world = Task { try await seed() }
 
-    /// Seeded like NotesPlanTests: one INSERT … SELECT generate_series as the owner, with the
-    /// event trigger off inside that transaction (it takes a lock that stops writes, not reads).
+    /// Seeded like NotesPlanTests: INSERT … SELECT generate_series as the owner, with the
+    /// event trigger off (`NotesFixture.insertGenerated`: a lock that stops writes, not reads).
     private static func seed() async throws -> World {
         let tenant = try await TestEnvironment.makeTenant()
         let author = Mutex<Account?>(nil)
@@ -37,17 +37,14 @@ enum LargeTenant {
         let tenantID = try await NotesFixture.tenantID(tenant)
         let userID = try #require(Int64(account.userID))
         let noteID = try await TestEnvironment.withOwnerPool { pool in
-            try await pool.withTransaction { connection in
-                try await connection.query("SELECT setseed(0.5)")
-                try await connection.query("ALTER TABLE notes DISABLE TRIGGER USER")
-                try await connection.query("""
-                    INSERT INTO notes (tenant_id, user_id, body, location, visibility)
-                    SELECT \(tenantID), \(userID),
-                           (ARRAY['coffee', 'harbour', 'bridge', 'beach', 'market', 'garden'])[1 + g % 6] || ' note ' || g,
-                           ST_SetSRID(ST_MakePoint(-180 + random() * 360, -80 + random() * 160), 4326)::geography, 'public'
-                    FROM generate_series(1, \(Self.noteCount)) g
-                    """)
-                try await connection.query("ALTER TABLE notes ENABLE TRIGGER USER")
+            try await NotesFixture.insertGenerated(count: Self.noteCount, seed: 0.5, on: pool) { from, to in
+                """
+                INSERT INTO notes (tenant_id, user_id, body, location, visibility)
+                SELECT \(tenantID), \(userID),
+                       (ARRAY['coffee', 'harbour', 'bridge', 'beach', 'market', 'garden'])[1 + g % 6] || ' note ' || g,
+                       ST_SetSRID(ST_MakePoint(-180 + random() * 360, -80 + random() * 160), 4326)::geography, 'public'
+                FROM generate_series(\(literal: from), \(literal: to)) g
+                """
             }
             try await pool.query("ANALYZE notes")
             return try await pool.query("SELECT min(id) FROM notes WHERE tenant_id = \(tenantID)")[0].decode(Int64.self, column: 0)

@@ -67,6 +67,32 @@ func queryValue(_ text: String) -> String {
 }
 
 enum NotesFixture {
+    /// Inserts generated notes as the owner with the event trigger off (generated rows need
+    /// no change events, and the trigger would take minutes over 100,000 of them; ALTER TABLE
+    /// holds its lock until commit, so no other session ever sees the triggers off).
+    ///
+    /// `insert(from, to)` is the INSERT … SELECT over `generate_series(from, to) g`. It runs
+    /// in batches of `batch` rows, each a transaction of its own: the event log's horizon
+    /// (and a new stream's first head) waits for every transaction that holds an xid, so one
+    /// transaction of 200,000 rows, a minute or two on a loaded machine, stalled every other
+    /// suite's event streams that long. The batches run in order on one session after
+    /// `setseed(seed)`, so `random()` gives the same rows as one statement would.
+    static func insertGenerated(
+        count: Int, seed: Double, batch: Int = 10_000, on pool: PostgresPool,
+        _ insert: (_ from: Int, _ to: Int) -> PostgresQuery
+    ) async throws {
+        try await pool.withConnection { connection in
+            try await connection.query("SELECT setseed(\(seed))")
+            for from in stride(from: 1, through: count, by: batch) {
+                try await connection.execute(unsafeSQL: "BEGIN")
+                try await connection.execute(unsafeSQL: "ALTER TABLE notes DISABLE TRIGGER USER")
+                try await connection.query(insert(from, min(count, from + batch - 1)))
+                try await connection.execute(unsafeSQL: "ALTER TABLE notes ENABLE TRIGGER USER")
+                try await connection.execute(unsafeSQL: "COMMIT")
+            }
+        }
+    }
+
     /// The id of the tenant with `slug`.
     static func tenantID(_ slug: String) async throws -> Int64 {
         try await TestEnvironment.ownerScalar("SELECT id FROM tenants WHERE slug = \(slug)", as: Int64.self)
