@@ -98,16 +98,20 @@ import Testing
         try await withPool(maxConnections: 1) { pool in
             let settings = [("app.test_value", "1")]
             let pid = try await pool.query("SELECT pg_backend_pid()", settings: settings)[0].decode(Int.self, column: 0)
-            let slow = Task { try await pool.query("SELECT pg_sleep(5), current_setting('app.test_value')", settings: settings) }
+            // A sleep far longer than the test may take: only the kill below ends it.
+            let slow = Task { try await pool.query("SELECT pg_sleep(300), current_setting('app.test_value')", settings: settings) }
             try await withPool(maxConnections: 1) { killer in
-                // Ended only once it runs the sleep, however slow the machine is to get there.
-                for _ in 0..<200 {
-                    let running = try await killer.query(
-                        "SELECT 1 FROM pg_stat_activity WHERE pid = \(pid) AND state = 'active' AND query LIKE 'SELECT pg_sleep%'")
-                    if !running.isEmpty { break }
-                    try await Task.sleep(for: .milliseconds(25))
+                // Ended only once it runs the sleep, however slow the machine is to get there
+                // (two minutes at most, which only a failing test waits out).
+                let deadline = ContinuousClock.now + .seconds(120)
+                var running = false
+                while !running, ContinuousClock.now < deadline {
+                    running = try await !killer.query(
+                        "SELECT 1 FROM pg_stat_activity WHERE pid = \(pid) AND state = 'active' AND query LIKE 'SELECT pg_sleep%'").isEmpty
+                    if !running { try await Task.sleep(for: .milliseconds(25)) }
                 }
                 try await killer.query("SELECT pg_terminate_backend(\(pid)::int4)")
+                try #require(running, "the sleep never ran on backend \(pid)")
             }
             await #expect(throws: PostgresError.self) { _ = try await slow.value }
             // The broken connection was not kept: the next pipelined read runs on a new backend.

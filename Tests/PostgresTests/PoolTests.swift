@@ -3,7 +3,7 @@ import Postgres
 import Synchronization
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct PoolTests {
+@Suite(.timeLimit(.minutes(3))) struct PoolTests {
     @Test func twoHundredConcurrentQueriesThroughFourConnections() async throws {
         try await withPool(maxConnections: 4, acquireTimeout: .seconds(30)) { pool in
             let results = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -75,11 +75,19 @@ import Testing
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
-            // Kill both idle backends from a separate connection.
+            // Kill both idle backends from a separate connection, and wait until they are gone
+            // (not a fixed pause: a loaded machine may take long to end a backend).
             try await withPool(maxConnections: 1) { killer in
                 try await killer.query("SELECT pg_terminate_backend(pid::int4) FROM unnest(\(pids)::int8[]) AS pid")
+                let deadline = ContinuousClock.now + .seconds(120)
+                var left = pids.count
+                while left > 0, ContinuousClock.now < deadline {
+                    left = try await killer.scalar(
+                        "SELECT count(*)::int8 FROM pg_stat_activity WHERE pid = ANY(\(pids)::int8[])", as: Int.self)
+                    if left > 0 { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                try #require(left == 0, "the killed backends still run")
             }
-            try await Task.sleep(for: .milliseconds(100))
             for _ in 0..<4 {
                 #expect(try await pool.scalar("SELECT 1::int8", as: Int.self) == 1)
             }

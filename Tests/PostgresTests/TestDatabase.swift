@@ -17,8 +17,10 @@ enum TestDatabase {
     /// The owner role: it may create tables, which these tests do.
     static func ownerURL() throws -> String { try environment("LR_TEST_MIGRATE_DATABASE_URL") }
 
+    /// `acquireTimeout` is generous unless a test is about it: beside the whole suite on a
+    /// loaded 2-core machine a pool's connections may stay lent out for seconds.
     static func pool(
-        maxConnections: Int = 4, acquireTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil
+        maxConnections: Int = 4, acquireTimeout: Duration = .seconds(60), statementTimeout: Duration? = nil
     ) throws -> PostgresPool {
         try PostgresPool(configuration: .init(
             conninfo: try ownerURL(), maxConnections: maxConnections, acquireTimeout: acquireTimeout,
@@ -41,7 +43,7 @@ enum TestDatabase {
 /// Runs `body` with a pool and closes it afterwards, whatever happens.
 @discardableResult
 func withPool<T: Sendable>(
-    maxConnections: Int = 4, acquireTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil,
+    maxConnections: Int = 4, acquireTimeout: Duration = .seconds(60), statementTimeout: Duration? = nil,
     _ body: (PostgresPool) async throws -> T
 ) async throws -> T {
     let pool = try TestDatabase.pool(
