@@ -144,8 +144,10 @@ import Testing
                     $0["azp"] = .string(IdentityTest.iosApp)
                 }
                 #expect(try await client.signIn(idToken: shared, tenant: tenant).status == .created)
-                // Within the 60 s of skew, both ES256 and RS256 pass.
-                let late = try await IdentityTest.token(idp, subject: "skew", key: .ec) { $0["exp"] = .number(now - 30); $0["iat"] = .number(now - 630) }
+                // Within the 60 s of skew, both ES256 and RS256 pass. The clock read again here: the
+                // requests above may take long on a loaded machine, and `now` would have aged.
+                let later = IdentityTest.now
+                let late = try await IdentityTest.token(idp, subject: "skew", key: .ec) { $0["exp"] = .number(later - 30); $0["iat"] = .number(later - 630) }
                 #expect(try await client.signIn(idToken: late, tenant: tenant).status == .created)
             }
         }
