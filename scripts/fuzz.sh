@@ -79,7 +79,7 @@ rm -f "$REPORT_DIR"/junit-*.xml "$REPORT_DIR"/ndjson-*.ndjson "$REPORT_DIR"/{sch
 "$BIN" serve >"$REPORT_DIR/service.log" 2>&1 &
 SERVICE_PID=$!
 BASE_URL=http://127.0.0.1:$PORT
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
     python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' "$BASE_URL/readyz" 2>/dev/null && break
     kill -0 "$SERVICE_PID" 2>/dev/null || { echo "fuzz: the service did not start:"; cat "$REPORT_DIR/service.log"; exit 1; }
     sleep 0.2

@@ -89,7 +89,7 @@ expect "Leaflet through nginx is 200" 200 "$(http GET "$EDGE/vendor/leaflet/leaf
 expect "the app's configuration comes from the service" 200 "$(http GET "$EDGE/app-config.json")"
 http GET "$EDGE/v1/users/query-probe/notes?q=secret-search-words&ticket=lr_st_notlogged" >/dev/null
 logged_probe() {
-    local deadline=$((SECONDS + 5))
+    local deadline=$((SECONDS + 60))
     until grep -q "GET /v1/users/query-probe/notes HTTP" "$RUN/access.log"; do [ $SECONDS -lt $deadline ] || return 1; sleep 0.02; done
 }
 check "nginx logs paths without their query strings (tickets, searches)" \
@@ -162,15 +162,17 @@ wait_for_text() {
     local deadline=$((SECONDS + $3))
     until grep -qF -- "$2" "$1" 2>/dev/null; do [ $SECONDS -lt $deadline ] || return 1; sleep 0.02; done
 }
-wait_for_text "$WORK/events.headers" "HTTP/" 5 || true
+# Deadlines generous (a loaded machine is slow): nothing here is timed, only waited for.
+wait_for_text "$WORK/events.headers" "HTTP/" 60 || true
 EVENTS_STATUS=$(head -n 1 "$WORK/events.headers" 2>/dev/null | awk '{print $2}')
 if [ "$EVENTS_STATUS" = 404 ]; then
     echo "SKIP event stream: events endpoint not present"
 else
     expect "GET /v1/events through nginx is 200 text/event-stream" "200 text/event-stream" \
         "$EVENTS_STATUS $(tr -d '\r' <"$WORK/events.headers" | awk -F': ' 'tolower($1) == "content-type" { split($2, t, ";"); print t[1] }')"
-    check "... and its first bytes arrive at once (nothing buffers them)" \
-        'wait_for_text "$WORK/events.stream" ": connected" 2'
+    # Buffered, they would wait for the buffer to fill, which a stream's few bytes never do.
+    check "... and its first bytes arrive while the stream is open (nothing buffers them)" \
+        'wait_for_text "$WORK/events.stream" ": connected" 60'
 fi
 
 status=$(post_json "$EDGE/v1/notes" '{"body": "Integration: coffee by the quay", "lat": -33.8688, "lng": 151.2093}' \
@@ -199,12 +201,17 @@ for block in open(sys.argv[1]).read().split("\n\n"):
 sys.exit(1)
 PY
         }
-        deadline=$((SECONDS + 2))
+        deadline=$((SECONDS + 60))
         until stream_has_note "$WORK/events.stream" || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
-        check "the stream delivers note.created through nginx within 2 s" 'stream_has_note "$WORK/events.stream"'
+        check "the stream delivers note.created through nginx" 'stream_has_note "$WORK/events.stream"'
         first_event=$(sed -n 's/^id: //p' "$WORK/events.stream" | head -n 1)
-        curl -sN --max-time 2 -o "$WORK/events.resumed" -H "Authorization: Bearer $TOKEN" \
-            -H "Last-Event-ID: $((first_event - 1))" "$EDGE/v1/events" 2>/dev/null || true
+        # Read until the event is there (not for a fixed 2 s, which a loaded machine outlasted).
+        curl -sN --max-time 60 -o "$WORK/events.resumed" -H "Authorization: Bearer $TOKEN" \
+            -H "Last-Event-ID: $((first_event - 1))" "$EDGE/v1/events" 2>/dev/null &
+        resumed_stream=$!
+        deadline=$((SECONDS + 60))
+        until grep -q "^id: $first_event\$" "$WORK/events.resumed" 2>/dev/null || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+        stop_pid "$resumed_stream"
         check "a reconnect with Last-Event-ID gets the event again" \
             'grep -q "^id: $first_event\$" "$WORK/events.resumed"'
     fi

@@ -1,5 +1,6 @@
 """Live updates: two people in two browsers; what one does reaches the other's map and
-list within two seconds, and a private note never reaches anyone else."""
+list by itself (the page is never reloaded; within LIVE_WAIT, a deadline generous enough for
+a loaded machine), and a private note never reaches anyone else."""
 
 import time
 
