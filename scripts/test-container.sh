@@ -86,12 +86,16 @@ section "images"
 # --format docker: podman's default (OCI) has no HEALTHCHECK, and would drop the image's.
 SERVICE_IMAGE=localhost/landmark-remark:local
 NGINX_IMAGE=localhost/landmark-remark-nginx:local
-check "the service image builds from deploy/Dockerfile" \
-    'timed "service image" podman build --quiet --format docker --network host --volume /opt/swift-packages:/opt/swift-packages:ro \
-        -f deploy/Dockerfile -t "$SERVICE_IMAGE" . >"$WORK/build-service.log" 2>&1 || { tail -n 30 "$WORK/build-service.log"; false; }'
-check "nginx's image builds from deploy/nginx/Dockerfile" \
-    'timed "nginx image" podman build --quiet --format docker --network host -f deploy/nginx/Dockerfile -t "$NGINX_IMAGE" . \
-        >"$WORK/build-nginx.log" 2>&1 || { tail -n 30 "$WORK/build-nginx.log"; false; }'
+build_service() {
+    podman build --quiet --format docker --network host --volume /opt/swift-packages:/opt/swift-packages:ro \
+        -f deploy/Dockerfile -t "$SERVICE_IMAGE" . >"$WORK/build-service.log" 2>&1 || { tail -n 30 "$WORK/build-service.log"; false; }
+}
+build_nginx() {
+    podman build --quiet --format docker --network host -f deploy/nginx/Dockerfile -t "$NGINX_IMAGE" . \
+        >"$WORK/build-nginx.log" 2>&1 || { tail -n 30 "$WORK/build-nginx.log"; false; }
+}
+check "the service image builds from deploy/Dockerfile" 'timed "service image" build_service'
+check "nginx's image builds from deploy/nginx/Dockerfile" 'timed "nginx image" build_nginx'
 image_mb() { podman image inspect --format '{{.Size}}' "$1" | awk '{ printf "%.1f", $1 / 1000000 }'; }
 BINARY_MB=$(podman run --rm --entrypoint stat "$SERVICE_IMAGE" -c %s /usr/local/bin/landmark-remark | awk '{ printf "%.1f", $1 / 1000000 }')
 echo "     image sizes: service $(image_mb "$SERVICE_IMAGE") MB (of which the binary $BINARY_MB MB," \

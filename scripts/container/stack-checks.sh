@@ -54,7 +54,7 @@ check "... and writing to it fails" '! podman exec "$API1" bash -c ": >/app/prob
 
 section "health without the database"
 DB=$(containers db)
-podman stop -t 30 "$DB" >/dev/null
+podman stop -t 30 "$DB" >/dev/null 2>&1
 # A failing check counts after three in a row (--retries=3), so it is run until then.
 went_unhealthy() {
     local deadline=$((SECONDS + 90))
@@ -68,7 +68,7 @@ went_unhealthy() {
 check "with the database stopped, a replica's health check turns unhealthy" went_unhealthy
 expect "... and nginx answers /readyz 503 with problem details" 503 "$(http GET "$EDGE/readyz")"
 check "... as problem+json unavailable" 'is_problem 503 unavailable'
-podman start "$DB" >/dev/null
+podman start "$DB" >/dev/null 2>&1
 check "with the database back, the database and both replicas turn healthy again" \
     'wait_healthy "$DB" 120 && wait_healthy "$API1" 120 && wait_healthy "$API2" 120 && [ "$(health "$API2")" = healthy ]'
 
@@ -117,7 +117,7 @@ print(" ".join(f"{key}:{value}" for key, value in sorted(counts.items(), key=str
 PY
 LOAD_PID=$!
 STOP_START=$SECONDS
-podman stop -t 15 "$API1" >/dev/null
+podman stop -t 15 "$API1" >/dev/null 2>&1
 STOP_TOOK=$((SECONDS - STOP_START))
 : >"$WORK/stopped"
 wait "$SLOW_PID" || true
@@ -129,7 +129,7 @@ LOAD_PID=""
 LOAD=$(cat "$WORK/load.result")
 echo "     reads through nginx during the stop: $LOAD"
 check "every read through nginx during the stop was answered 200" '[[ "$LOAD" =~ ^200:[0-9]+$ ]]'
-podman start "$API1" >/dev/null
+podman start "$API1" >/dev/null 2>&1
 check "the stopped replica starts again and turns healthy" 'wait_healthy "$API1" 120'
 
 section "data survives compose down and up"
