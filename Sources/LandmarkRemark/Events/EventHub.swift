@@ -99,7 +99,7 @@ final class EventHub: Service, Sendable {
 
     init(
         pool: PostgresPool, perUser: Int, perProcess: Int, heartbeat: Duration, pollInterval: Duration,
-        readyTimeout: Duration = .seconds(5), logger: Logger
+        readyTimeout: Duration, logger: Logger
     ) {
         self.pool = pool
         self.readyTimeout = readyTimeout
