@@ -115,22 +115,13 @@ sed -e "s/^LR_POSTGRES_PASSWORD=.*/LR_POSTGRES_PASSWORD=$(password)/" \
 # wait_healthy CONTAINER SECONDS: runs the container's own health check until it passes.
 # Docker runs it on a timer; podman does with systemd, which this machine has not, so
 # the harness runs it (podman healthcheck run), and podman keeps the status as usual.
-wait_healthy() {
-    local deadline=$((SECONDS + $2))
-    until podman healthcheck run "$1" >/dev/null 2>&1; do
-        [ $SECONDS -lt $deadline ] || return 1
-        sleep 1
-    done
-}
+wait_healthy() { local container=$1; poll "$2" 'podman healthcheck run "$container" >/dev/null 2>&1'; }
 health() { podman inspect --format '{{.State.Healthcheck.Status}}' "$1"; }
 # wait_exited CONTAINER SECONDS: until it has stopped; its exit code is then in EXIT_CODE.
 wait_exited() {
-    local deadline=$((SECONDS + $2))
-    until [ "$(podman inspect --format '{{.State.Status}}' "$1" 2>/dev/null)" = exited ]; do
-        [ $SECONDS -lt $deadline ] || return 1
-        sleep 1
-    done
-    EXIT_CODE=$(podman inspect --format '{{.State.ExitCode}}' "$1")
+    local container=$1
+    poll "$2" '[ "$(podman inspect --format "{{.State.Status}}" "$container" 2>/dev/null)" = exited ]' &&
+        EXIT_CODE=$(podman inspect --format '{{.State.ExitCode}}' "$container")
 }
 
 # stack_up: `compose up -d` in the order compose.yaml's depends_on conditions give. Compose

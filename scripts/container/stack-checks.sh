@@ -57,13 +57,7 @@ DB=$(containers db)
 podman stop -t 30 "$DB" >/dev/null 2>&1
 # A failing check counts after three in a row (--retries=3), so it is run until then.
 went_unhealthy() {
-    local deadline=$((SECONDS + 90))
-    while [ $SECONDS -lt $deadline ]; do
-        podman healthcheck run "$API2" >/dev/null 2>&1 || true
-        [ "$(health "$API2")" = unhealthy ] && return 0
-        sleep 1
-    done
-    return 1
+    poll 90 'podman healthcheck run "$API2" >/dev/null 2>&1; [ "$(health "$API2")" = unhealthy ]'
 }
 check "with the database stopped, a replica's health check turns unhealthy" went_unhealthy
 expect "... and nginx answers /readyz 503 with problem details" 503 "$(http GET "$EDGE/readyz")"

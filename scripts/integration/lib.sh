@@ -67,14 +67,22 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# wait_for_status URL STATUS SECONDS: polls until the URL answers STATUS.
-wait_for_status() {
-    local url=$1 status=$2 deadline=$((SECONDS + $3))
-    while [ $SECONDS -lt $deadline ]; do
-        [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$url" 2>/dev/null || true)" = "$status" ] && return 0
+# poll SECONDS CONDITION: evaluates the shell condition (a string, like check's) every
+# 0.1 s until it succeeds (0) or SECONDS have passed (1). Every wait on a condition is
+# this one loop, with a deadline only a failing run waits out. The condition is evaluated
+# in here: a caller names its arguments as locals (bash's scoping lets eval see them).
+poll() {
+    local deadline=$((SECONDS + $1))
+    until eval "$2"; do
+        [ $SECONDS -lt $deadline ] || return 1
         sleep 0.1
     done
-    return 1
+}
+
+# wait_for_status URL STATUS SECONDS: polls until the URL answers STATUS.
+wait_for_status() {
+    local url=$1 status=$2
+    poll "$3" '[ "$(curl -s --max-time 2 -o /dev/null -w "%{http_code}" "$url" 2>/dev/null || true)" = "$status" ]'
 }
 
 # wait_for_exit PID SECONDS: waits for a child to end; its status is then in $EXIT_STATUS.
