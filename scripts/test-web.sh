@@ -15,7 +15,7 @@
 # /usr/bin/chromium through /usr/bin/chromedriver and never downloads a browser.
 # Starts PostgreSQL on a free port, migrates, creates the tenant `web` with the demo
 # places and notes (sql/demo: default places around Sydney), serves on a free port
-# with no map tiles and a fast event poll, and runs tests/web with the standard
+# with no map tiles and a fast event poll, and runs Tests/WebApp with the standard
 # library's unittest. The browser resolves no host but this machine's, and a test
 # fails if its page asked for anything elsewhere. Everything it started is stopped
 # on exit, also on failure or Ctrl-C. Exits non-zero on any failure.
@@ -130,6 +130,6 @@ status=0
 LR_WEB_BASE_URL=$BASE_URL LR_WEB_TENANT=$TENANT LR_WEB_BIN=$BIN LR_WEB_REPORT_DIR=$REPORT_DIR \
     LR_WEB_SCREENSHOTS=$SCREENSHOTS LR_WEB_SCREENSHOT_DIR=$ROOT/docs/screenshots SE_OFFLINE=true \
     LR_WEB_TICKET_TTL=$LR_EVENT_TICKET_TTL_SECONDS LR_WEB_IDENTITY_PROVIDER=$IDP \
-    "$VENV/bin/python" -m unittest discover -s tests/web -t tests/web -v ${UNITTEST_ARGS[@]+"${UNITTEST_ARGS[@]}"} || status=$?
+    "$VENV/bin/python" -m unittest discover -s Tests/WebApp -t Tests/WebApp -v ${UNITTEST_ARGS[@]+"${UNITTEST_ARGS[@]}"} || status=$?
 echo "test-web: $([ "$status" = 0 ] && echo passed || echo "FAILED (exit $status)") in $(($(date +%s) - started))s"
 exit "$status"
