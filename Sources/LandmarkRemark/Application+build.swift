@@ -12,6 +12,9 @@ public func buildApplication(
     logger: Logger,
     registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
 ) async throws -> some ApplicationProtocol {
+    // The common-password list is a resource file: a replica installed without it stops
+    // here, as it starts, not at its first signup.
+    CommonPasswords.load()
     let parts = try await AppParts(configuration: configuration, logger: logger)
     let router = buildRouter(parts, registry: registry)
     return Application(

@@ -25,11 +25,11 @@ import Testing
     /// file and compare byte for byte, and the lookup's count with the generator's.
     @Test(.timeLimit(.minutes(2))) func theCommittedListIsWhatTheGeneratorMakes() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let committed = root.appendingPathComponent("Sources/CommonPasswordList/CommonPasswordList.swift")
+        let committed = root.appendingPathComponent("Sources/Credentials/Resources/common-passwords.txt")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("common-passwords-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let output = directory.appendingPathComponent("CommonPasswordList.swift")
+        let output = directory.appendingPathComponent("common-passwords.txt")
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -47,7 +47,7 @@ import Testing
 
         let generated = try Data(contentsOf: output)
         let expected = try Data(contentsOf: committed)
-        #expect(generated == expected, "Sources/CommonPasswordList/CommonPasswordList.swift differs from the generator's output; regenerate it")
+        #expect(generated == expected, "Sources/Credentials/Resources/common-passwords.txt differs from the generator's output; regenerate it")
         let written = log.split(separator: "\n").compactMap { line -> Int? in
             guard line.hasPrefix("wrote ") else { return nil }
             return Int(line.split(separator: " ")[1])
