@@ -92,6 +92,8 @@ let package = Package(
         .target(
             name: "IdentityProviderFake",
             dependencies: [
+                // Base64URL: JWS segments, JWK members and random codes.
+                "Credentials",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -104,14 +106,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
-        .testTarget(name: "CredentialsTests", dependencies: ["Credentials"]),
-        .testTarget(name: "AdmissionTests", dependencies: ["Admission"]),
+        // The tests' one poll-until helper, shared by every test target.
+        .target(name: "TestPolling", path: "Tests/TestPolling"),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestPolling"]),
+        .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "TestPolling"]),
+        .testTarget(name: "AdmissionTests", dependencies: ["Admission", "TestPolling"]),
         .testTarget(
             name: "LandmarkRemarkTests",
             dependencies: [
                 "LandmarkRemark",
                 "IdentityProviderFake",
+                "TestPolling",
                 .product(name: "LandmarkRemarkClient", package: "LandmarkRemarkClient"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),

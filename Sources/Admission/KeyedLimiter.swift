@@ -66,13 +66,6 @@ public final class KeyedLimiter<Key: Hashable & Sendable>: Sendable {
     /// Callers waiting now.
     public var waiting: Int { queue.waiting }
 
-    /// Runs `body` holding one slot of every claim; the slots are freed however it ends.
-    public func withSlots<T>(_ claims: [Claim], _ body: () async throws -> T) async throws -> T {
-        try await acquire(claims)
-        defer { release(claims) }
-        return try await body()
-    }
-
     /// Takes one slot of every claim, waiting for them if need be. Pair with `release`.
     public func acquire(_ claims: [Claim]) async throws {
         try await queue.wait(for: claims) { state in

@@ -1,3 +1,4 @@
+import Credentials
 import Foundation
 
 /// Builds and takes apart JWS compact serializations (`header.payload.signature`) by hand, so the
@@ -29,7 +30,7 @@ enum CompactJWS {
         Base64URL.encode(Array(headerJSON(header).utf8)) + "." + Base64URL.encode(payloadJSON(claims))
     }
 
-    static func token(signingInput: String, signature: some Sequence<UInt8>) -> String {
+    static func token(signingInput: String, signature: some Collection<UInt8>) -> String {
         signingInput + "." + Base64URL.encode(signature)
     }
 
@@ -44,9 +45,9 @@ enum CompactJWS {
     static func parse(_ token: String) -> Parts? {
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3,
-            let headerData = Base64URL.decode(segments[0]),
-            let claimsData = Base64URL.decode(segments[1]),
-            let signature = Base64URL.decode(segments[2]),
+            let headerData = Base64URL.decode(segments[0]).map({ Data($0) }),
+            let claimsData = Base64URL.decode(segments[1]).map({ Data($0) }),
+            let signature = Base64URL.decode(segments[2]).map({ Data($0) }),
             let header = try? JSONDecoder().decode([String: ClaimValue].self, from: headerData),
             let claims = try? JSONDecoder().decode([String: ClaimValue].self, from: claimsData)
         else { return nil }

@@ -35,7 +35,4 @@ extension FakeIdentityProvider {
     public func mintHS256WithPublicKey(_ claims: [String: ClaimValue]) async throws -> String {
         try await core.mintHS256WithPublicKey(claims)
     }
-
-    /// The current RSA public key as PEM: the secret ``mintHS256WithPublicKey(_:)`` uses.
-    public var rsaPublicKeyPEM: String { core.currentKeys.rsa.publicKey.pemRepresentation }
 }

@@ -23,7 +23,6 @@ public final class FakeIdentityProvider: Sendable {
     public var jwksURL: String { baseURL + "/jwks" }
     public var tokenURL: String { baseURL + "/auth/token" }
     public var revokeURL: String { baseURL + "/auth/revoke" }
-    public var discoveryURL: String { baseURL + "/.well-known/openid-configuration" }
 
     let core: ProviderCore
     private let server: Task<Void, any Error>

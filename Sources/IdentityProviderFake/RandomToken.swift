@@ -1,3 +1,4 @@
+import Credentials
 /// Opaque random strings for codes and tokens: unguessable enough for tests, and prefixed so a
 /// log line shows which kind of thing it is.
 enum RandomToken {

@@ -87,11 +87,6 @@ final class LibPQConnection: @unchecked Sendable {
         }
     }
 
-    /// False once the connection broke; the pool then replaces it.
-    var isHealthy: Bool {
-        PQstatus(handle) == CONNECTION_OK
-    }
-
     /// True when idle outside any transaction with nothing in flight, the only state in
     /// which a connection may go back to the pool.
     var isIdle: Bool {

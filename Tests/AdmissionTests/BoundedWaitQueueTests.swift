@@ -1,5 +1,6 @@
 import Admission
 import Synchronization
+import TestPolling
 import Testing
 
 @Suite(.timeLimit(.minutes(5))) struct BoundedWaitQueueTests {
@@ -37,14 +38,6 @@ import Testing
         }
     }
 
-    /// Polls until `condition` holds; waiters queue from other tasks. The deadline is generous
-    /// (a loaded machine may take long to start a task): it only bounds a failing test.
-    func eventually(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
-        try #require(condition(), "not within 120 s", sourceLocation: sourceLocation)
-    }
-
     /// Waiters are served in arrival order, each with what the owner granted it, and the
     /// owner sees their requests in that order.
     @Test func waitersAreServedFirstInFirstOut() async throws {
@@ -57,12 +50,12 @@ import Testing
                 let grant = try await take(queue, request)
                 served.append(grant)
             })
-            try await eventually { queue.waiting == request }  // queued in this order
+            try #require(try await eventually { queue.waiting == request })  // queued in this order
         }
         #expect(queue.withState { _, waiters in (0..<waiters.count).map { waiters[$0] } } == [1, 2, 3, 4, 5])
         for expected in 1...5 {
             queue.withState { _, waiters in waiters.grantFirst(waiters[0] * 10) }
-            try await eventually { served.all.count == expected }
+            try #require(try await eventually { served.all.count == expected })
         }
         for task in tasks { try await task.value }
         #expect(served.all == [10, 20, 30, 40, 50])
@@ -77,11 +70,11 @@ import Testing
         for _ in 0..<2 {
             let earlyStart = ContinuousClock.now
             let early = Task { try await take(queue, 1) }
-            try await eventually { queue.waiting == 1 }
+            try #require(try await eventually { queue.waiting == 1 })
             try await Task.sleep(for: .milliseconds(500))
             let lateStart = ContinuousClock.now
             let late = Task { try await take(queue, 2) }
-            try await eventually { queue.waiting == 2 || ContinuousClock.now - earlyStart > .seconds(2) }
+            try #require(try await eventually { queue.waiting == 2 || ContinuousClock.now - earlyStart > .seconds(2) })
             await #expect(throws: TimedOut()) { try await early.value }
             #expect(ContinuousClock.now - earlyStart >= .seconds(2))
             await #expect(throws: TimedOut()) { try await late.value }
@@ -95,9 +88,9 @@ import Testing
     @Test func aCancelledWaiterLeavesAtOnce() async throws {
         let queue = makeQueue(permits: 0)
         let cancelled = Task { try await take(queue, 1) }
-        try await eventually { queue.waiting == 1 }
+        try #require(try await eventually { queue.waiting == 1 })
         let behind = Task { try await take(queue, 2) }
-        try await eventually { queue.waiting == 2 }
+        try #require(try await eventually { queue.waiting == 2 })
         let started = ContinuousClock.now
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
@@ -121,7 +114,7 @@ import Testing
     @Test func refusalsFullQueueAndFailAll() async throws {
         let queue = makeQueue(permits: 0, maxWaiting: 1)
         let waiter = Task { try await take(queue, 1) }
-        try await eventually { queue.waiting == 1 }
+        try #require(try await eventually { queue.waiting == 1 })
         await #expect(throws: Full()) { try await take(queue, 2) }
         queue.withState { permits, waiters in
             permits.closed = true

@@ -1,16 +1,9 @@
 import Admission
+import TestPolling
 import Testing
 
 @Suite(.timeLimit(.minutes(5))) struct KeyedLimiterTests {
     typealias Limiter = KeyedLimiter<String>
-
-    /// Polls until `condition` holds; waiters queue from other tasks. The deadline is generous
-    /// (a loaded machine may take long to start a task): it only bounds a failing test.
-    func eventually(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
-        try #require(condition(), "not within 120 s", sourceLocation: sourceLocation)
-    }
 
     /// A user at its limit waits; another user of the same tenant, and another tenant, do not
     /// wait behind it; the tenant's own limit holds across its users.
@@ -23,11 +16,11 @@ import Testing
         let dave = [Limiter.Claim("user:dave", limit: 1), .init("tenant:b", limit: 2)]
         try await limiter.acquire(alice)
         let second = Task { try await limiter.acquire(alice) }
-        try await eventually { limiter.waiting == 1 }
+        try #require(try await eventually { limiter.waiting == 1 })
         try await limiter.acquire(bob)  // not behind alice's waiter
         #expect(limiter.inFlight("tenant:a") == 2)
         let third = Task { try await limiter.acquire(carol) }  // tenant a is full
-        try await eventually { limiter.waiting == 2 }
+        try #require(try await eventually { limiter.waiting == 2 })
         try await limiter.acquire(dave)
         #expect(limiter.inFlight("tenant:b") == 1)
 
@@ -52,7 +45,7 @@ import Testing
         let patient = Limiter(queueTimeout: .seconds(600))  // leaves by cancellation, not by its deadline
         try await patient.acquire(claim)
         let waiter = Task { try await patient.acquire(claim) }
-        try await eventually { patient.waiting == 1 }
+        try #require(try await eventually { patient.waiting == 1 })
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         #expect(patient.waiting == 0)
@@ -65,7 +58,7 @@ import Testing
         let claim = [Limiter.Claim("k", limit: 1)]
         try await limiter.acquire(claim)
         let waiter = Task { try await limiter.acquire(claim) }
-        try await eventually { limiter.waiting == 1 }
+        try #require(try await eventually { limiter.waiting == 1 })
         await #expect(throws: Limiter.Failure.busy) { try await limiter.acquire(claim) }
         limiter.close()
         await #expect(throws: Limiter.Failure.closed) { try await waiter.value }

@@ -1,5 +1,6 @@
 import Credentials
 import Synchronization
+import TestPolling
 import Testing
 
 #if canImport(Glibc)
@@ -45,18 +46,6 @@ final class Recorder: Sendable {
     func append(_ value: Int) { values.withLock { $0.append(value) } }
 
     var recorded: [Int] { values.withLock { $0 } }
-}
-
-/// Polls until `condition` holds; the pool's state changes on other threads. The deadline is
-/// generous (a loaded machine may take long to run a thread): it only bounds a failing test.
-func eventually(
-    _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation
-) async throws {
-    let deadline = ContinuousClock.now + .seconds(120)
-    while !condition() && ContinuousClock.now < deadline {
-        try await Task.sleep(for: .milliseconds(2))
-    }
-    try #require(condition(), "not within 120 s", sourceLocation: sourceLocation)
 }
 
 @Suite(.timeLimit(.minutes(3))) struct HashingPoolTests {
@@ -113,7 +102,7 @@ func eventually(
         pool.start()
         let gate = Gate()
         let blocker = Task { try await pool.run { gate.waitBlocking() } }
-        try await eventually { pool.inFlight == 1 }
+        try #require(try await eventually { pool.inFlight == 1 })
 
         let start = ContinuousClock.now
         await #expect(throws: HashingPool.Error.busy) { try await pool.run { () } }
@@ -131,9 +120,9 @@ func eventually(
         pool.start()
         let gate = Gate()
         let blocker = Task { try await pool.run { gate.waitBlocking() } }
-        try await eventually { pool.inFlight == 1 }
+        try #require(try await eventually { pool.inFlight == 1 })
         let queued = Task { try await pool.run { 1 } }
-        try await eventually { pool.waiting == 1 }
+        try #require(try await eventually { pool.waiting == 1 })
 
         await #expect(throws: HashingPool.Error.busy) { try await pool.run { 2 } }
 
@@ -149,12 +138,12 @@ func eventually(
         let gate = Gate()
         let order = Recorder()
         let blocker = Task { try await pool.run { gate.waitBlocking() } }
-        try await eventually { pool.inFlight == 1 }
+        try #require(try await eventually { pool.inFlight == 1 })
 
         var waiters: [Task<Void, any Error>] = []
         for index in 0..<5 {
             waiters.append(Task { try await pool.run { order.append(index) } })
-            try await eventually { pool.waiting == index + 1 }
+            try #require(try await eventually { pool.waiting == index + 1 })
         }
         gate.open()
         try await blocker.value
@@ -169,10 +158,10 @@ func eventually(
         let gate = Gate()
         let ran = Gate()
         let blocker = Task { try await pool.run { gate.waitBlocking() } }
-        try await eventually { pool.inFlight == 1 }
+        try #require(try await eventually { pool.inFlight == 1 })
 
         let waiter = Task { try await pool.run { ran.open() } }
-        try await eventually { pool.waiting == 1 }
+        try #require(try await eventually { pool.waiting == 1 })
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         #expect(pool.waiting == 0)
@@ -204,9 +193,9 @@ func eventually(
         let blocker = Task { try await pool.run { running.open(); gate.waitBlocking() } }
         // Running on a pool thread, not only admitted (`inFlight`): a shutdown between the two
         // would stop the threads before the operation reached them (a loaded machine did).
-        try await eventually { running.opened }
+        try #require(try await eventually { running.opened })
         let queued = Task { try await pool.run { () } }
-        try await eventually { pool.waiting == 1 }
+        try #require(try await eventually { pool.waiting == 1 })
 
         // Shut down while the slot is still taken: the waiter is failed at
         // once, and shutdown then waits for the running operation.

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import LandmarkRemark
+import TestPolling
 import Testing
 
 /// No request holds the database for long: what could never finish in time is refused up
@@ -115,9 +116,9 @@ import Testing
                 #expect(elapsed >= .milliseconds(300), "took \(elapsed)")
                 // The lock is still held: a backend that stops waiting was cancelled. Polled with
                 // a deadline that only a failing test waits out.
-                #expect(try await LargeTenant.within(.seconds(60)) { try await LargeTenant.waitingBehind(owner) == 0 })
+                #expect(try await eventually(within: .seconds(60)) { try await LargeTenant.waitingBehind(owner) == 0 })
                 // Polled: the event hub's horizon poll borrows a connection for a moment too.
-                #expect(try await LargeTenant.within(.seconds(60)) { try await client.connectionsInUse() == 0 })
+                #expect(try await eventually(within: .seconds(60)) { try await client.connectionsInUse() == 0 })
                 let again = try await client.call(.get, "/v1/notes/\(world.noteID)", token: world.author.accessToken)
                 #expect(again.status == .ok)
             }
@@ -135,14 +136,14 @@ import Testing
                     PATCH /v1/notes/\(world.otherNoteID) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(world.author.accessToken)\r\n\
                     Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)
                     """)
-                #expect(try await LargeTenant.within(.seconds(60)) { try await LargeTenant.waitingBehind(owner) == 1 })
+                #expect(try await eventually(within: .seconds(60)) { try await LargeTenant.waitingBehind(owner) == 1 })
                 // The waiting request's connection (and, for a moment now and then, the event hub's poll).
                 #expect((try await client.connectionsInUse() ?? 0) >= 1)
                 socket.hangUp()
                 // The lock is still held, so the statement would wait as long as it lasts: one
                 // that stops waiting was cancelled (the deadlines only bound a failing test).
-                #expect(try await LargeTenant.within(.seconds(60)) { try await LargeTenant.waitingBehind(owner) == 0 })
-                #expect(try await LargeTenant.within(.seconds(60)) { try await client.connectionsInUse() == 0 })
+                #expect(try await eventually(within: .seconds(60)) { try await LargeTenant.waitingBehind(owner) == 0 })
+                #expect(try await eventually(within: .seconds(60)) { try await client.connectionsInUse() == 0 })
             }
         }
     }

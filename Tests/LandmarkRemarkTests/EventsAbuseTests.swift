@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Postgres
+import TestPolling
 import Testing
 
 @testable import LandmarkRemark
@@ -104,14 +105,11 @@ extension EventsTests {
                 let gone = try await SSEClient.connect(port: port, path: "/v1/events", headers: ["Authorization": "Bearer \(account.accessToken)"])
                 gone.close()
             }
-            // The sleep paces a poll of a real condition (the open-streams gauge), bounded by a deadline.
-            var open = true
-            let deadline = ContinuousClock.now + .seconds(120)
-            while open, ContinuousClock.now < deadline {
-                open = !(try await client.call(.get, "/metrics").body.contains("lr_event_streams_open 0"))
-                if open { try await Task.sleep(for: .milliseconds(20)) }
+            // Polls a real condition (the open-streams gauge).
+            let closed = try await eventually(every: .milliseconds(20)) {
+                try await client.call(.get, "/metrics").body.contains("lr_event_streams_open 0")
             }
-            #expect(!open, "slots still held long before the 600 s heartbeat")
+            #expect(closed, "slots still held long before the 600 s heartbeat")
             var streams: [SSEClient] = []
             defer { streams.forEach { $0.close() } }
             for _ in 0..<5 { streams.append(try await account.stream(port: port)) }

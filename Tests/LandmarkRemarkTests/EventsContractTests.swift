@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Postgres
+import TestPolling
 import Testing
 
 @testable import LandmarkRemark
@@ -143,10 +144,9 @@ extension EventsTests {
                         // The later note is committed but not final: the horizon holds below the open one.
                         // No later write can bound this absence (every one of them waits behind the open
                         // transaction too), so the test waits for the horizon itself: three more polls of
-                        // the log, each of which saw the committed note and had to hold it back. The sleep
-                        // paces a poll of that counter; it does not stand in for an event.
+                        // the log, each of which saw the committed note and had to hold it back.
                         let polls = try await Self.polls(client)
-                        while try await Self.polls(client) < polls + 3 { try await Task.sleep(for: .milliseconds(20)) }
+                        try #require(try await eventually(every: .milliseconds(20)) { try await Self.polls(client) >= polls + 3 })
                         #expect(!(try await stream.events(count: 100, timeout: .milliseconds(1)).contains { $0.data.contains("after " + outcome) }))
                         try await held.execute(unsafeSQL: outcome == "COMMIT" ? "COMMIT" : "ROLLBACK")
                     }

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import LandmarkRemark
 import Postgres
+import TestPolling
 import Testing
 
 /// Runs the real application on a real socket, for streams.
@@ -234,16 +235,12 @@ func eventPosition(tenantID: Int64) async throws -> Int64 {
                     FROM generate_series(1, \(total)) g
                     """)
             }
-            // The server gives up on the stream while the client still reads nothing. The sleep
-            // paces a poll of a real condition (the open-streams gauge), bounded by a deadline.
-            let deadline = ContinuousClock.now + .seconds(120)
-            var open = true
-            while open, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(200))
-                let metrics = try await client.call(.get, "/metrics").body
-                open = !metrics.contains("lr_event_streams_open 0")
-            }
-            #expect(!open)
+            // The server gives up on the stream while the client still reads nothing: polled on
+            // a real condition (the open-streams gauge).
+            #expect(
+                try await eventually(every: .milliseconds(200)) {
+                    try await client.call(.get, "/metrics").body.contains("lr_event_streams_open 0")
+                })
             // Reading again drains what the kernel held, then the end of the connection.
             stalled.resume()
             #expect(try await stalled.waitForClose())

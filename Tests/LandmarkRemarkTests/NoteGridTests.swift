@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 @testable import LandmarkRemark
 import Postgres
+import TestPolling
 import Testing
 
 /// The pre-aggregated cluster grid (migration 0014) against a count of the notes
@@ -103,16 +104,13 @@ import Testing
                 }
                 // Watched, not guessed: the rebuild's session shows it waits on an advisory lock
                 // (polled for up to two minutes: a loaded machine may take long to start it).
-                var waited = false
-                let deadline = ContinuousClock.now + .seconds(120)
-                while !waited, ContinuousClock.now < deadline {
+                let waited = try await eventually(every: .milliseconds(50)) {
                     // A transaction keeps its first view of pg_stat_activity unless told not to.
                     _ = try await holder.query("SELECT pg_stat_clear_snapshot()")
-                    waited = try await holder.query("""
+                    return try await holder.query("""
                         SELECT count(*) FROM pg_stat_activity
                         WHERE query LIKE 'SELECT admin.rebuild_note_grid()%' AND wait_event_type = 'Lock' AND wait_event = 'advisory'
                         """)[0].decode(Int.self, column: 0) == 1
-                    if !waited { try await Task.sleep(for: .milliseconds(50)) }
                 }
                 return (rebuild, waited)
             }

@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdTesting
 @testable import LandmarkRemark
 import Postgres
+import TestPolling
 import Testing
 
 /// `purge_expired()` (migration 0010) through `RetentionService`, as the service's role:
@@ -148,14 +149,11 @@ import Testing
                 """)
         }
         try await withLiveApp({ $0.retentionInterval = .seconds(1) }) { _, _ in
-            // The sleep paces a poll of a real condition (the rows left), bounded by a deadline.
-            let deadline = ContinuousClock.now + .seconds(120)
-            var left = 1
-            while left > 0, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-                left = try await TestEnvironment.ownerScalar("SELECT count(*)::int8 FROM login_failures WHERE tenant_id = \(tenantID)", as: Int.self)
+            // Polls a real condition (the rows left).
+            let gone = try await eventually(every: .milliseconds(100)) {
+                try await TestEnvironment.ownerScalar("SELECT count(*)::int8 FROM login_failures WHERE tenant_id = \(tenantID)", as: Int.self) == 0
             }
-            #expect(left == 0)
+            #expect(gone)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import TestPolling
 import Testing
 
 /// Cancelling a statement's task cancels the statement on the server, and the connection
@@ -39,9 +40,7 @@ import Testing
             try await withPool(maxConnections: 1) { pool in
                 let pid = try await pool.scalar("SELECT pg_backend_pid()::int8", as: Int.self)
                 let statement = Task { try await pool.query("SELECT pg_sleep(\(literal: Self.sleepSeconds)) AS \(identifier: tag)") }
-                while try await Self.activity(observer, tag: tag)?.state != "active" {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try #require(try await eventually { try await Self.activity(observer, tag: tag)?.state == "active" })
                 let cancelled = ContinuousClock.now
                 statement.cancel()
                 let outcome = await statement.result
@@ -69,10 +68,11 @@ import Testing
                     try await pool.withTransaction { try await $0.query("SELECT pg_sleep(\(literal: Self.sleepSeconds)) AS \(identifier: tag)") }
                 }
                 var backend = try await Self.activity(observer, tag: tag)
-                while backend?.state != "active" {
-                    try await Task.sleep(for: .milliseconds(10))
-                    backend = try await Self.activity(observer, tag: tag)
-                }
+                try #require(
+                    try await eventually {
+                        backend = try await Self.activity(observer, tag: tag)
+                        return backend?.state == "active"
+                    })
                 let cancelled = ContinuousClock.now
                 statement.cancel()
                 let outcome = await statement.result

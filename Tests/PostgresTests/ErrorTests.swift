@@ -139,7 +139,6 @@ import Testing
         }
     }
 
-
     /// BEGIN and the settings travel with the first statement: a setting's value is
     /// quoted by libpq however odd it is, a body that runs no statement sends nothing,
     /// and a failing first statement leaves a connection the pool can reuse.

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import TestPolling
 import Testing
 
 /// Statements run in libpq's non-blocking mode: the task suspends while the server works,
@@ -23,11 +24,12 @@ import Testing
                             }
                         }
                         // Every one of them is inside the server, waiting for the lock.
-                        while try await controller.scalar(
-                            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = (\(key) & 4294967295)::oid",
-                            as: Int.self) < waiting {
-                            try await Task.sleep(for: .milliseconds(10))
-                        }
+                        try #require(
+                            try await eventually {
+                                try await controller.scalar(
+                                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = (\(key) & 4294967295)::oid",
+                                    as: Int.self) >= waiting
+                            })
                         try await holder.query("SELECT pg_advisory_unlock(\(key))")
                         let done = try await group.reduce(into: [Int]()) { $0.append($1) }
                         #expect(done.sorted() == Array(0..<waiting))
@@ -56,11 +58,12 @@ import Testing
         try await withPool(maxConnections: 1) { observer in
             let pool = try TestDatabase.pool(maxConnections: 1)
             let statement = Task { try await pool.query("SELECT pg_sleep(20)") }
-            while try await observer.scalar(
-                "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(20)%' AND state = 'active'",
-                as: Int.self) == 0 {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try #require(
+                try await eventually {
+                    try await observer.scalar(
+                        "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(20)%' AND state = 'active'",
+                        as: Int.self) > 0
+                })
             await pool.close()
             let error = await #expect(throws: PostgresError.self) { try await statement.value }
             #expect(error?.kind == .poolClosed)

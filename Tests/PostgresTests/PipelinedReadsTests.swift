@@ -1,4 +1,5 @@
 import Postgres
+import TestPolling
 import Testing
 
 /// `PostgresPool.query(_:settings:)`: one statement in a transaction of its own, with
@@ -103,12 +104,9 @@ import Testing
             try await withPool(maxConnections: 1) { killer in
                 // Ended only once it runs the sleep, however slow the machine is to get there
                 // (two minutes at most, which only a failing test waits out).
-                let deadline = ContinuousClock.now + .seconds(120)
-                var running = false
-                while !running, ContinuousClock.now < deadline {
-                    running = try await !killer.query(
+                let running = try await eventually {
+                    try await !killer.query(
                         "SELECT 1 FROM pg_stat_activity WHERE pid = \(pid) AND state = 'active' AND query LIKE 'SELECT pg_sleep%'").isEmpty
-                    if !running { try await Task.sleep(for: .milliseconds(25)) }
                 }
                 try await killer.query("SELECT pg_terminate_backend(\(pid)::int4)")
                 try #require(running, "the sleep never ran on backend \(pid)")

@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import Synchronization
+import TestPolling
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct PoolTests {
@@ -58,7 +59,7 @@ import Testing
             }
             for await _ in holding.stream { break }
             let waiter = Task { try await pool.query("SELECT 1") }
-            while pool.statistics.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            try #require(try await eventually { pool.statistics.waiting > 0 })
             waiter.cancel()
             await #expect(throws: CancellationError.self) { try await waiter.value }
             #expect(pool.statistics.waiting == 0)
@@ -79,14 +80,10 @@ import Testing
             // (not a fixed pause: a loaded machine may take long to end a backend).
             try await withPool(maxConnections: 1) { killer in
                 try await killer.query("SELECT pg_terminate_backend(pid::int4) FROM unnest(\(pids)::int8[]) AS pid")
-                let deadline = ContinuousClock.now + .seconds(120)
-                var left = pids.count
-                while left > 0, ContinuousClock.now < deadline {
-                    left = try await killer.scalar(
-                        "SELECT count(*)::int8 FROM pg_stat_activity WHERE pid = ANY(\(pids)::int8[])", as: Int.self)
-                    if left > 0 { try await Task.sleep(for: .milliseconds(10)) }
+                let gone = try await eventually {
+                    try await killer.scalar("SELECT count(*)::int8 FROM pg_stat_activity WHERE pid = ANY(\(pids)::int8[])", as: Int.self) == 0
                 }
-                try #require(left == 0, "the killed backends still run")
+                try #require(gone, "the killed backends still run")
             }
             for _ in 0..<4 {
                 #expect(try await pool.scalar("SELECT 1::int8", as: Int.self) == 1)

@@ -76,16 +76,6 @@ enum LargeTenant {
                 : "SELECT count(*)::int8 FROM pg_stat_activity WHERE \(Int64(pid))::int4 = ANY(pg_blocking_pids(pid))",
             as: Int.self)
     }
-
-    /// Polls until `condition` holds or `timeout` passes; true if it held.
-    static func within(_ timeout: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return try await condition()
-    }
 }
 
 /// A request written on a plain socket, so the test can hang up while the server works.

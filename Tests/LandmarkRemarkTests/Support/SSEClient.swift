@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestPolling
 
 #if canImport(Glibc)
 import Glibc
@@ -45,8 +46,7 @@ final class SSEClient: Sendable {
         Thread.detachNewThread { client.readLoop() }
         // The status line comes once the tenant's head is known (up to the tests' 90 s
         // `eventReadyTimeout`, then 503): waited for longer than that.
-        let deadline = ContinuousClock.now + patience
-        while client.status == nil, !client.isClosed, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        _ = try await eventually(within: patience) { client.status != nil || client.isClosed }
         return client
     }
 
@@ -63,35 +63,23 @@ final class SSEClient: Sendable {
 
     /// Waits until `condition` holds for the client's state or the timeout passes; whether it held.
     func wait(timeout: Duration = patience, until condition: @Sendable (SSEClient) -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(self) { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return condition(self)
+        try await eventually(within: timeout) { condition(self) }
     }
 
     /// Waits until `count` events have arrived (or the timeout passes) and returns all so far.
     func events(count: Int, timeout: Duration = patience) async throws -> [Event] {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let (events, closed) = state.withLock { ($0.events, $0.closed) }
-            if events.count >= count || closed { return events }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return state.withLock { $0.events }
+        _ = try await eventually(within: timeout) { state.withLock { $0.events.count >= count || $0.closed } }
+        return received
     }
 
     /// Waits for the first event of `kind` whose data's `id` is `id` (or the timeout, or the
     /// end of the stream), and returns it.
     func firstEvent(_ kind: String, id: String, timeout: Duration = patience) async throws -> Event? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let (events, closed) = state.withLock { ($0.events, $0.closed) }
-            if let match = events.first(where: { $0.event == kind && (try? JSONTree(parsing: $0.data))?["id"] == .string(id) }) { return match }
-            if closed || ContinuousClock.now >= deadline { return nil }
-            try await Task.sleep(for: .milliseconds(10))
+        func match() -> Event? {
+            received.first { $0.event == kind && (try? JSONTree(parsing: $0.data))?["id"] == .string(id) }
         }
+        _ = try await eventually(within: timeout) { match() != nil || isClosed }
+        return match()
     }
 
     /// The events that have arrived so far, without waiting.
@@ -99,9 +87,7 @@ final class SSEClient: Sendable {
 
     /// Waits for the server to close the stream.
     func waitForClose(timeout: Duration = patience) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !isClosed, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        return isClosed
+        try await eventually(within: timeout) { isClosed }
     }
 
     /// Stops reading from the socket (the server's writes back up) until `resume()`.
