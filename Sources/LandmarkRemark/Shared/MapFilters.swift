@@ -46,8 +46,9 @@ struct MapFilters: Sendable, Equatable {
         }
     }
 
-    /// A canonical spelling of the filters, for cursor fingerprints. The search text is
-    /// length-prefixed, so nothing inside it can imitate the parameters after it.
+    /// A canonical spelling of the area filters (`near`, `radius`, `bbox`), for cursor
+    /// fingerprints. The search text is not part of it: each list adds its own, length-prefixed
+    /// so nothing inside it can imitate the parameters after it (`NoteFilters.fingerprint`).
     var canonical: String {
         var canonical = ""
         if let near { canonical += "|near=\(near.lat),\(near.lng)" }
