@@ -1,6 +1,7 @@
 import Credentials
 import Foundation
 import HummingbirdTesting
+import LandmarkRemark
 import Postgres
 import Testing
 
@@ -17,7 +18,8 @@ import Testing
             #expect(issued.headers[.cacheControl] == "no-store")
             let ticket = try issued.decode(API.StreamTicket.self)
             #expect(ticket.ticket.hasPrefix("lr_st_"))
-            #expect(ticket.expiresIn == 30)
+            #expect(ticket.expiresIn == 300, "the tests' configured lifetime")
+            #expect(AppConfiguration().eventTicketLifetime == 30, "production's")
 
             let stream = try await SSEClient.connect(port: port, path: "/v1/events?ticket=\(ticket.ticket)", headers: [:])
             defer { stream.close() }
