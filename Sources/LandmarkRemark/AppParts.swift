@@ -30,31 +30,31 @@ struct AppParts: Sendable {
         pool = try PostgresPool(
             configuration: .init(
                 conninfo: try configuration.requireDatabaseURL(),
-                maxConnections: configuration.poolSize,
-                acquireTimeout: configuration.poolAcquireTimeout,
-                statementTimeout: configuration.statementTimeout),
+                maxConnections: configuration.database.poolSize,
+                acquireTimeout: configuration.database.acquireTimeout,
+                statementTimeout: configuration.database.statementTimeout),
             logger: logger)
-        hashingPool = HashingPool(maxConcurrent: configuration.hashConcurrency, queueTimeout: configuration.hashQueueTimeout)
+        hashingPool = HashingPool(maxConcurrent: configuration.accounts.hashConcurrency, queueTimeout: configuration.accounts.hashQueueTimeout)
         hashingPool.start()
         migrator = try configuration.migrator()
         shares = FairShares(configuration: configuration)
         events = EventHub(
-            pool: pool, perUser: configuration.eventStreamsPerUser, perProcess: configuration.eventStreamsPerProcess,
-            heartbeat: configuration.eventHeartbeat, pollInterval: configuration.eventPollInterval,
-            readyTimeout: configuration.eventReadyTimeout, logger: logger)
+            pool: pool, perUser: configuration.events.streamsPerUser, perProcess: configuration.events.streamsPerProcess,
+            heartbeat: configuration.events.heartbeat, pollInterval: configuration.events.pollInterval,
+            readyTimeout: configuration.events.readyTimeout, logger: logger)
         tenants = TenantStore(pool: pool)
         sessions = SessionStore(
-            accessTokenLifetime: configuration.accessTokenLifetime,
-            refreshTokenLifetime: configuration.refreshTokenLifetime,
-            refreshGraceSeconds: configuration.refreshGraceSeconds)
-        let dummy = try await hashingPool.hash(password: Tokens.randomToken(prefix: "dummy_"), parameters: configuration.scrypt)
-        hashing = PasswordHashing(pool: hashingPool, parameters: configuration.scrypt, shares: shares, dummyHash: dummy)
+            accessTokenLifetime: configuration.accounts.accessTokenLifetime,
+            refreshTokenLifetime: configuration.accounts.refreshTokenLifetime,
+            refreshGraceSeconds: configuration.accounts.refreshGraceSeconds)
+        let dummy = try await hashingPool.hash(password: Tokens.randomToken(prefix: "dummy_"), parameters: configuration.accounts.scrypt)
+        hashing = PasswordHashing(pool: hashingPool, parameters: configuration.accounts.scrypt, shares: shares, dummyHash: dummy)
         login = LoginService(
             pool: pool,
             throttle: LoginThrottle(
-                failuresPerPair: configuration.loginFailuresPerUser,
-                failuresPerAccount: configuration.loginFailuresPerAccount,
-                failuresPerAddress: configuration.loginFailuresPerAddress),
+                failuresPerPair: configuration.accounts.loginFailuresPerUser,
+                failuresPerAccount: configuration.accounts.loginFailuresPerAccount,
+                failuresPerAddress: configuration.accounts.loginFailuresPerAddress),
             users: users, hashing: hashing)
         // AsyncHTTPClient's shared client: it lives as long as the process, as the caches do.
         let http = HTTPClient.shared

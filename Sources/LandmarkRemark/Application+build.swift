@@ -21,11 +21,11 @@ public func buildApplication(
         router: router,
         // Tells a request in progress that its client went away (RequestDeadlineMiddleware).
         server: .http1(configuration: .init(additionalChannelHandlers: [ClientHangup()])),
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+        configuration: .init(address: .hostname(configuration.server.host, port: configuration.server.port), serverName: nil),
         services: [
             parts.pool, HashingPoolService(pool: parts.hashingPool), parts.events,
-            RetentionService(pool: parts.pool, interval: configuration.retentionInterval, logger: logger),
-            NoteGridFolder(pool: parts.pool, interval: configuration.gridFoldInterval, logger: logger),
+            RetentionService(pool: parts.pool, interval: configuration.operations.retentionInterval, logger: logger),
+            NoteGridFolder(pool: parts.pool, interval: configuration.operations.gridFoldInterval, logger: logger),
         ],
         logger: logger)
 }
@@ -37,12 +37,12 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     // known to everything inside; the access log sees the problem a failure became.
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: RequestIDMiddleware())
-    router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
+    router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.server.trustedProxies))
     router.add(middleware: AccessLogMiddleware())
     // Outside the problems, so a refused call still tells an allowed page why.
     router.add(middleware: CORSMiddleware(origins: TenantOrigins(pool: parts.pool)))
     router.add(middleware: ProblemMiddleware())
-    router.add(middleware: RequestDeadlineMiddleware(timeout: configuration.requestTimeout))
+    router.add(middleware: RequestDeadlineMiddleware(timeout: configuration.server.requestTimeout))
     // The browser app's files take no share of the database.
     router.add(middleware: WebAppMiddleware(settings: configuration.web))
     router.add(middleware: FairShareMiddleware(shares: parts.shares))
@@ -50,10 +50,10 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     OperationsController(
         pool: parts.pool, migrator: parts.migrator, hashing: parts.hashingPool, events: parts.events, registry: registry
     ).register(on: router)
-    OpenAPIController(path: configuration.openAPIPath).register(on: router)
+    OpenAPIController(path: configuration.server.openAPIPath).register(on: router)
     WebAppController(settings: configuration.web).register(on: router)
 
-    let limit = configuration.bodyLimitBytes
+    let limit = configuration.server.bodyLimitBytes
     let accounts = AccountServices(
         pool: parts.pool, tenants: parts.tenants, users: parts.users, sessions: parts.sessions, login: parts.login,
         hashing: parts.hashing, identities: parts.identities)
@@ -66,9 +66,9 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let events = EventsController(
         pool: parts.pool, hub: parts.events, log: EventLog(notes: parts.notes, places: parts.places),
         limits: .init(
-            replayMax: configuration.eventReplayMax, replayPerSecond: configuration.eventReplayRate,
-            writeTimeout: configuration.eventWriteTimeout),
-        tickets: StreamTicketStore(pool: parts.pool, lifetime: configuration.eventTicketLifetime))
+            replayMax: configuration.events.replayMax, replayPerSecond: configuration.events.replayRate,
+            writeTimeout: configuration.events.writeTimeout),
+        tickets: StreamTicketStore(pool: parts.pool, lifetime: configuration.events.ticketLifetime))
 
     let v1 = router.group("v1")
     v1.addRoutes(auth.endpoints, atPath: "auth")

@@ -11,7 +11,7 @@ struct LandmarkRemarkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "landmark-remark",
         abstract: "Landmark Remark: notes at places on a map, for many apps at once.",
-        subcommands: [Serve.self, Migrate.self, Distribute.self, TenantCommand.self, IdentityProviderCommand.self, PlacesCommand.self, SeedDemo.self],
+        subcommands: [Serve.self, Settings.self, Migrate.self, Distribute.self, TenantCommand.self, IdentityProviderCommand.self, PlacesCommand.self, SeedDemo.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -24,7 +24,7 @@ func loadConfiguration() throws -> (AppConfiguration, Logger) {
         throw ValidationError("invalid setting: \(error)")
     }
     var logger = Logger(label: "landmark-remark")
-    logger.logLevel = configuration.logLevel
+    logger.logLevel = configuration.server.logLevel
     return (configuration, logger)
 }
 
@@ -33,16 +33,25 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let (configuration, logger) = try loadConfiguration()
-        let shutdown: GracefulShutdown
-        do {
-            shutdown = try GracefulShutdown(environment: ProcessInfo.processInfo.environment)
-        } catch let error as ConfigurationError {
-            throw ValidationError("invalid setting: \(error)")
-        }
+        let shutdown = GracefulShutdown(timeout: configuration.server.shutdownTimeout)
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let app = try await buildApplication(configuration: configuration, logger: logger, registry: registry)
         try await shutdown.run(app, logger: logger)
+    }
+}
+
+struct Settings: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print every LR_* setting with its meaning and default: as .env.example, or as the operations guide's table.")
+
+    enum Format: String, ExpressibleByArgument { case env, markdown }
+
+    @Option(help: "env: the service's part of .env.example; markdown: the tables of docs/operations.md.")
+    var format: Format = .env
+
+    func run() {
+        print(format == .env ? SettingsDocument.environmentExample() : SettingsDocument.markdownTable(), terminator: "")
     }
 }
 

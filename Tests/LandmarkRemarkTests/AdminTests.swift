@@ -58,10 +58,10 @@ import Testing
     @Test func saturatedHashingAnswers503Or429WithRetryAfter() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         try await withApp({
-            $0.scrypt = .init(logN: 14, r: 8, p: 1)
-            $0.hashConcurrency = 1
-            $0.hashQueueTimeout = .milliseconds(1)
-            $0.shareQueueTimeout = .milliseconds(1)
+            $0.accounts.scrypt = .init(logN: 14, r: 8, p: 1)
+            $0.accounts.hashConcurrency = 1
+            $0.accounts.hashQueueTimeout = .milliseconds(1)
+            $0.shares.queueTimeout = .milliseconds(1)
         }) { client in
             let statuses = try await withThrowingTaskGroup(of: APIResponse.self) { group in
                 for index in 0..<6 {

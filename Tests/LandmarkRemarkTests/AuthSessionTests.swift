@@ -34,7 +34,7 @@ import Testing
 
     @Test func accessTokensExpire() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withApp({ $0.accessTokenLifetime = 120 }) { client in
+        try await withApp({ $0.accounts.accessTokenLifetime = 120 }) { client in
             let account = try await client.signup("erin", tenant: tenant)
             let response = try await client.call(.get, "/v1/me", token: account.accessToken)
             #expect(response.status == .ok)
@@ -63,7 +63,7 @@ import Testing
         // The rotation and the grace are what is pinned here, not the grace's length (0 is
         // below): on a loaded machine (the Citus suite) the three requests before the retry
         // took longer than the default 10 s.
-        try await withApp({ $0.refreshGraceSeconds = 120 }) { client in
+        try await withApp({ $0.accounts.refreshGraceSeconds = 120 }) { client in
             let account = try await client.signup("frank", tenant: tenant)
             let first = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": account.refreshToken], tenant: tenant)
             #expect(first.status == .ok)
@@ -85,7 +85,7 @@ import Testing
 
     @Test func reuseAfterTheGraceWindowRevokesTheSession() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withApp({ $0.refreshGraceSeconds = 0 }) { client in
+        try await withApp({ $0.accounts.refreshGraceSeconds = 0 }) { client in
             let account = try await client.signup("grace", tenant: tenant)
             let first = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": account.refreshToken], tenant: tenant)
             let tokens = try first.decode(API.TokenResponse.self)
@@ -192,10 +192,10 @@ import Testing
 
     @Test func loginRehashesWhenTheCostWasRaised() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withApp({ $0.scrypt = .init(logN: 4, r: 8, p: 1) }) { client in
+        try await withApp({ $0.accounts.scrypt = .init(logN: 4, r: 8, p: 1) }) { client in
             _ = try await client.signup("judy", tenant: tenant)
         }
-        try await withApp({ $0.scrypt = .init(logN: 5, r: 8, p: 1) }) { client in
+        try await withApp({ $0.accounts.scrypt = .init(logN: 5, r: 8, p: 1) }) { client in
             let login = try await client.call(.post, "/v1/auth/login", json: ["username": "judy", "password": "a sturdy passphrase"], tenant: tenant)
             #expect(login.status == .ok)
         }

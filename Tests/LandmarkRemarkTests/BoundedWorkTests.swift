@@ -12,8 +12,8 @@ import Testing
     static let statementTimeout = Duration.milliseconds(300)
 
     static func short(_ configuration: inout AppConfiguration) {
-        configuration.statementTimeout = statementTimeout
-        configuration.requestTimeout = .seconds(30)
+        configuration.database.statementTimeout = statementTimeout
+        configuration.server.requestTimeout = .seconds(30)
     }
 
     static func timed(_ work: () async throws -> APIResponse) async throws -> (APIResponse, Duration) {
@@ -104,7 +104,7 @@ import Testing
     /// pool's connection back, and the next request served.
     @Test func aStatementPastItsDeadlineIsCancelledOnTheServer() async throws {
         let world = try await LargeTenant.world.value
-        try await withApp({ $0.requestTimeout = .milliseconds(300) }) { client in
+        try await withApp({ $0.server.requestTimeout = .milliseconds(300) }) { client in
             try await LargeTenant.withNoteLocked(world.noteID, tenant: world.tenant) { owner in
                 let (response, elapsed) = try await Self.timed {
                     try await client.call(.patch, "/v1/notes/\(world.noteID)", json: ["body": "late"], token: world.author.accessToken)
@@ -129,7 +129,7 @@ import Testing
     /// server, is cancelled there, and its connection goes back to the pool.
     @Test func aClientThatHangsUpHasItsStatementCancelled() async throws {
         let world = try await LargeTenant.world.value
-        try await withLiveApp({ $0.requestTimeout = .seconds(60) }) { client, port in
+        try await withLiveApp({ $0.server.requestTimeout = .seconds(60) }) { client, port in
             try await LargeTenant.withNoteLocked(world.otherNoteID, tenant: world.tenant) { owner in
                 let body = #"{"body":"gone"}"#
                 let socket = try RawHTTPClient(port: port, request: """

@@ -153,7 +153,7 @@ import Testing
     /// arrive, once each, in order.
     @Test func anEventStreamCutMidStreamDeliversEverythingOnceInOrder() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withLiveApp({ $0.eventHeartbeat = .seconds(1) }) { _, port in
+        try await withLiveApp({ $0.events.heartbeat = .seconds(1) }) { _, port in
             let proxy = try TCPProxy(upstreamPort: port)
             defer { proxy.close() }
             proxy.faults.withLock {
@@ -372,7 +372,7 @@ import Testing
     /// then goes on live.
     @Test func aResumeTooFarBackSurfacesAsReset() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withLiveApp({ $0.eventReplayMax = 100 }) { _, port in
+        try await withLiveApp({ $0.events.replayMax = 100 }) { _, port in
             let remark = ClientTest.client(port: port, tenant: tenant)
             try await remark.signUp(username: "ned", password: "correct horse battery")
             // Positions of this tenant's own: on Citus the newest id of all the events may be in

@@ -84,7 +84,7 @@ extension EventsTests {
     /// to the head, and tells the client so in the heartbeat's `id`.
     @Test func aStreamOverAnEmptyViewportKeepsItsPositionAtTheHead() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withLiveApp({ $0.eventHeartbeat = .seconds(1) }) { client, port in
+        try await withLiveApp({ $0.events.heartbeat = .seconds(1) }) { client, port in
             let account = try await client.signup("ocean", tenant: tenant)
             let stream = try await account.stream(port: port, query: "?bbox=-150,-50,-149,-49")
             defer { stream.close() }
@@ -99,7 +99,7 @@ extension EventsTests {
     /// Finding 3: a client that sends the request and leaves frees its slot at once.
     @Test func aStreamSlotIsFreedWhenItsConnectionCloses() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withLiveApp({ $0.eventHeartbeat = .seconds(600); $0.eventStreamsPerUser = 5 }) { client, port in
+        try await withLiveApp({ $0.events.heartbeat = .seconds(600); $0.events.streamsPerUser = 5 }) { client, port in
             let account = try await client.signup("leaver", tenant: tenant)
             for _ in 0..<6 {
                 let gone = try await SSEClient.connect(port: port, path: "/v1/events", headers: ["Authorization": "Bearer \(account.accessToken)"])
@@ -120,7 +120,7 @@ extension EventsTests {
     /// Finding 6: what was withdrawn is never replayed, and a replay is bounded and paced.
     @Test func withdrawnContentIsNotReplayedAndReplaysAreBounded() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withLiveApp({ $0.eventReplayMax = 2000; $0.eventReplayRate = 500 }) { client, port in
+        try await withLiveApp({ $0.events.replayMax = 2000; $0.events.replayRate = 500 }) { client, port in
             let author = try await client.signup("withdrawer", tenant: tenant)
             let tenantID = try await NotesFixture.tenantID(tenant)
             let before = try await eventPosition(tenantID: tenantID)

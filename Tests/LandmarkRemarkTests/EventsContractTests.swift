@@ -13,7 +13,7 @@ extension EventsTests {
     @Test func revokedDisabledAndExpiredStreamsEndWithinAHeartbeat() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         let doomed = try await TestEnvironment.makeTenant()
-        try await withLiveApp({ $0.eventHeartbeat = .seconds(1) }) { client, port in
+        try await withLiveApp({ $0.events.heartbeat = .seconds(1) }) { client, port in
             let everywhere = try await client.signup("everywhere", tenant: tenant)
             let disabled = try await client.signup("disabled", tenant: tenant)
             let inDoomed = try await client.signup("doomed", tenant: doomed)

@@ -160,7 +160,7 @@ func eventPosition(tenantID: Int64) async throws -> Int64 {
 
     @Test func aBurstReachesTwentyStreamsCompleteAndInOrder() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withLiveApp({ $0.poolSize = 8; $0.eventStreamsPerUser = 20 }) { client, port in
+        try await withLiveApp({ $0.database.poolSize = 8; $0.events.streamsPerUser = 20 }) { client, port in
             let account = try await client.signup("burst", tenant: tenant)
             var streams: [SSEClient] = []
             for _ in 0..<20 { streams.append(try await account.stream(port: port)) }
@@ -179,7 +179,7 @@ func eventPosition(tenantID: Int64) async throws -> Int64 {
 
     @Test func expiredTokensAreRefusedAndRevokedSessionsClosed() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withLiveApp({ $0.eventHeartbeat = .seconds(1) }) { client, port in
+        try await withLiveApp({ $0.events.heartbeat = .seconds(1) }) { client, port in
             let account = try await client.signup("revoked", tenant: tenant)
             let refused = try await SSEClient.connect(port: port, path: "/v1/events", headers: ["Authorization": "Bearer lr_at_" + String(repeating: "x", count: 43)])
             #expect(refused.status == 401)
@@ -192,7 +192,7 @@ func eventPosition(tenantID: Int64) async throws -> Int64 {
 
     @Test func heartbeatsAndStreamLimits() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withLiveApp({ $0.eventHeartbeat = .seconds(1); $0.eventStreamsPerUser = 2 }) { client, port in
+        try await withLiveApp({ $0.events.heartbeat = .seconds(1); $0.events.streamsPerUser = 2 }) { client, port in
             let account = try await client.signup("limited", tenant: tenant)
             let one = try await account.stream(port: port)
             let two = try await account.stream(port: port)
@@ -215,8 +215,8 @@ func eventPosition(tenantID: Int64) async throws -> Int64 {
     @Test func aClientThatStopsReadingIsDisconnectedAndResumesWithoutLoss() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         try await withLiveApp({
-            $0.eventWriteTimeout = .seconds(1); $0.eventStreamsPerUser = 1
-            $0.eventReplayMax = 100_000; $0.eventReplayRate = 1_000_000
+            $0.events.writeTimeout = .seconds(1); $0.events.streamsPerUser = 1
+            $0.events.replayMax = 100_000; $0.events.replayRate = 1_000_000
         }) { client, port in
             let account = try await client.signup("stalled", tenant: tenant)
             let stalled = try await SSEClient.connect(

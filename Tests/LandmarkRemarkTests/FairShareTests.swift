@@ -52,9 +52,9 @@ import Testing
         let world = try await LargeTenant.world.value
         let otherTenant = try await TestEnvironment.makeTenant()
         try await withLiveApp({
-            $0.poolSize = 6
-            $0.statementTimeout = .milliseconds(300)
-            $0.shareQueueTimeout = .seconds(2)
+            $0.database.poolSize = 6
+            $0.database.statementTimeout = .milliseconds(300)
+            $0.shares.queueTimeout = .seconds(2)
         }) { client, port in
             let bystander = try await client.signup("bystander", tenant: otherTenant)
             let noteID = try await client.createNote(bystander, "mine", lat: 1, lng: 1).id
@@ -110,11 +110,11 @@ import Testing
     @Test func signupsFromOneAddressDoNotHoldUpAnotherAddressesLogin() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         try await withLiveApp({
-            $0.scrypt = .init(logN: 15, r: 8, p: 1)
-            $0.hashConcurrency = 4
-            $0.trustedProxies = TrustedProxies(list: "127.0.0.1, ::1")!
-            $0.hashQueueTimeout = .seconds(60)
-            $0.shareQueueTimeout = .seconds(60)
+            $0.accounts.scrypt = .init(logN: 15, r: 8, p: 1)
+            $0.accounts.hashConcurrency = 4
+            $0.server.trustedProxies = TrustedProxies(list: "127.0.0.1, ::1")!
+            $0.accounts.hashQueueTimeout = .seconds(60)
+            $0.shares.queueTimeout = .seconds(60)
         }) { client, port in
             let bystanderAddress: HTTPFields = [HTTPField.Name("X-Forwarded-For")!: "10.0.0.2"]
             let signup = try await client.call(

@@ -8,7 +8,7 @@ import Testing
 /// other spellings of one account, parallel guesses, and guesses through `/v1/me`.
 @Suite(.timeLimit(.minutes(3))) struct LoginThrottleTests {
     /// Through a live socket from 127.0.0.1, trusted as a proxy, so `X-Forwarded-For` names the client.
-    static func fromProxy(_ configuration: inout AppConfiguration) { configuration.trustedProxies = TrustedProxies(list: "127.0.0.1")! }
+    static func fromProxy(_ configuration: inout AppConfiguration) { configuration.server.trustedProxies = TrustedProxies(list: "127.0.0.1")! }
 
     func login(_ client: any TestClientProtocol, _ name: String, _ password: String, tenant: String, from address: String? = nil) async throws -> APIResponse {
         var headers: HTTPFields = [:]
@@ -43,7 +43,7 @@ import Testing
 
     @Test func theAccountWideLimitStopsNewAddressesButNotOnesTheOwnerUsed() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withLiveApp({ Self.fromProxy(&$0); $0.loginFailuresPerAccount = 3 }) { client, _ in
+        try await withLiveApp({ Self.fromProxy(&$0); $0.accounts.loginFailuresPerAccount = 3 }) { client, _ in
             let owner = try await client.signup("owner_y", tenant: tenant)
             #expect(try await login(client, "owner_y", owner.password, tenant: tenant, from: "198.51.100.8").status == .ok)
             #expect(try await login(client, "owner_y", owner.password, tenant: tenant, from: "2001:db8:5:6::1").status == .ok)
@@ -95,7 +95,7 @@ import Testing
 
     @Test func parallelGuessesNeverGetMoreThanTheLimitEvaluated() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withApp({ $0.poolSize = 10; $0.hashQueueTimeout = .seconds(30) }) { client in
+        try await withApp({ $0.database.poolSize = 10; $0.accounts.hashQueueTimeout = .seconds(30) }) { client in
             let account = try await client.signup("target_p", tenant: tenant)
             let started = ContinuousClock.now
             let logins = try await statuses(30) { _ in try await login(client, "target_p", "parallel guess", tenant: tenant) }

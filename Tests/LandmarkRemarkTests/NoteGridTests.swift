@@ -138,7 +138,7 @@ import Testing
 
     @Test func theGridCountsExactlyWhatIsVisibleWhateverIsFolded() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withApp({ $0.gridFoldInterval = .zero }) { client in
+        try await withApp({ $0.operations.gridFoldInterval = .zero }) { client in
             let viewer = try await client.signup("viewer", tenant: tenant)
             let writers = [viewer, try await client.signup("writer_a", tenant: tenant), try await client.signup("writer_b", tenant: tenant)]
             var generator = SystemRandomNumberGenerator()

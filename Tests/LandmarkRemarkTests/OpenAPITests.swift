@@ -55,7 +55,7 @@ import Testing
 
     @Test func theDocumentIsServedByteForByte() async throws {
         let file = try Data(contentsOf: URL(fileURLWithPath: Self.path))
-        try await withApp({ $0.openAPIPath = Self.path }) { client in
+        try await withApp({ $0.server.openAPIPath = Self.path }) { client in
             try await client.execute(uri: "/v1/openapi.json", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "application/json")
@@ -68,7 +68,7 @@ import Testing
     }
 
     @Test func aMissingDocumentIsAnInternalErrorNotACrash() async throws {
-        try await withApp({ $0.openAPIPath = "/nonexistent/openapi.json" }) { client in
+        try await withApp({ $0.server.openAPIPath = "/nonexistent/openapi.json" }) { client in
             let response = try await client.call(.get, "/v1/openapi.json")
             #expect(response.status == .internalServerError)
             #expect(response.code == "internal")

@@ -26,7 +26,7 @@ import Testing
             try FileManager.default.copyItem(at: real.appendingPathComponent(name), to: directory.appendingPathComponent(name))
         }
         try "SELECT 1;".write(to: directory.appendingPathComponent("9999_future.sql"), atomically: true, encoding: .utf8)
-        try await withApp({ $0.migrationsDirectory = directory.path }) { client in
+        try await withApp({ $0.database.migrationsDirectory = directory.path }) { client in
             let ready = try await client.call(.get, "/readyz")
             #expect(ready.status == .serviceUnavailable)
             #expect(ready.code == "unavailable")
@@ -80,8 +80,8 @@ import Testing
         #expect(throws: ConfigurationError.self) { try AppConfiguration(environment: ["LR_TRUSTED_PROXIES": "not-an-ip"]) }
         #expect(throws: ConfigurationError.self) { try AppConfiguration(environment: ["LR_LOG_LEVEL": "loud"]) }
         let good = try? AppConfiguration(environment: ["LR_PORT": "9000", "LR_TRUSTED_PROXIES": "127.0.0.2, 10.0.0.0/8, ::1"])
-        #expect(good?.port == 9000)
-        #expect(good?.trustedProxies.contains("10.1.2.3") == true)
-        #expect(good?.trustedProxies.contains("127.0.0.1") == false)
+        #expect(good?.server.port == 9000)
+        #expect(good?.server.trustedProxies.contains("10.1.2.3") == true)
+        #expect(good?.server.trustedProxies.contains("127.0.0.1") == false)
     }
 }

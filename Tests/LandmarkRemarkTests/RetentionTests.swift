@@ -132,8 +132,8 @@ import Testing
 
     @Test func theNewSettingsAreReadAndChecked() throws {
         let set = try AppConfiguration(environment: ["LR_RETENTION_INTERVAL_SECONDS": "0", "LR_LOGIN_FAILURES_PER_ACCOUNT": "7"])
-        #expect(set.retentionInterval == .zero && set.loginFailuresPerAccount == 7)
-        #expect(AppConfiguration().retentionInterval == .seconds(3600) && AppConfiguration().loginFailuresPerAccount == 100)
+        #expect(set.operations.retentionInterval == .zero && set.accounts.loginFailuresPerAccount == 7)
+        #expect(AppConfiguration().operations.retentionInterval == .seconds(3600) && AppConfiguration().accounts.loginFailuresPerAccount == 100)
         for (name, value) in [("LR_RETENTION_INTERVAL_SECONDS", "-1"), ("LR_RETENTION_INTERVAL_SECONDS", "86401"),
                               ("LR_LOGIN_FAILURES_PER_ACCOUNT", "0"), ("LR_LOGIN_FAILURES_PER_ACCOUNT", "many")] {
             #expect(throws: ConfigurationError.self, "\(name)=\(value)") { try AppConfiguration(environment: [name: value]) }
@@ -148,7 +148,7 @@ import Testing
                 INSERT INTO login_failures (tenant_id, key, failures, first_failure_at) VALUES (\(tenantID), 'addr:timer', 1, now() - interval '2 hours')
                 """)
         }
-        try await withLiveApp({ $0.retentionInterval = .seconds(1) }) { _, _ in
+        try await withLiveApp({ $0.operations.retentionInterval = .seconds(1) }) { _, _ in
             // Polls a real condition (the rows left).
             let gone = try await eventually(every: .milliseconds(100)) {
                 try await TestEnvironment.ownerScalar("SELECT count(*)::int8 FROM login_failures WHERE tenant_id = \(tenantID)", as: Int.self) == 0

@@ -19,7 +19,7 @@ import Testing
             let ticket = try issued.decode(API.StreamTicket.self)
             #expect(ticket.ticket.hasPrefix("lr_st_"))
             #expect(ticket.expiresIn == 300, "the tests' configured lifetime")
-            #expect(AppConfiguration().eventTicketLifetime == 30, "production's")
+            #expect(AppConfiguration().events.ticketLifetime == 30, "production's")
 
             let stream = try await SSEClient.connect(port: port, path: "/v1/events?ticket=\(ticket.ticket)", headers: [:])
             defer { stream.close() }
@@ -37,7 +37,7 @@ import Testing
 
     @Test func anExpiredTicketIsRefusedAndSpent() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withLiveApp({ $0.eventTicketLifetime = 5 }) { client, port in
+        try await withLiveApp({ $0.events.ticketLifetime = 5 }) { client, port in
             let account = try await client.signup("late", tenant: tenant)
             let ticket = try await client.call(.post, "/v1/events/tickets", token: account.accessToken).decode(API.StreamTicket.self)
             #expect(ticket.expiresIn == 5)
@@ -59,7 +59,7 @@ import Testing
 
     @Test func aTicketDiesWithItsAccessTokenAndSoDoesItsStream() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withLiveApp({ $0.eventHeartbeat = .seconds(1) }) { client, port in
+        try await withLiveApp({ $0.events.heartbeat = .seconds(1) }) { client, port in
             let account = try await client.signup("leaving", tenant: tenant)
             let first = try await client.call(.post, "/v1/events/tickets", token: account.accessToken).decode(API.StreamTicket.self)
             let second = try await client.call(.post, "/v1/events/tickets", token: account.accessToken).decode(API.StreamTicket.self)

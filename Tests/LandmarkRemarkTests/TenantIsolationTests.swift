@@ -136,7 +136,7 @@ import Testing
 
     @Test func perAddressLimitCoversManyUsernames() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withApp({ $0.loginFailuresPerAddress = 3 }) { client in
+        try await withApp({ $0.accounts.loginFailuresPerAddress = 3 }) { client in
             for name in ["u1", "u2", "u3"] {
                 _ = try await client.call(.post, "/v1/auth/login", json: ["username": name, "password": "spray spray"], tenant: tenant)
             }

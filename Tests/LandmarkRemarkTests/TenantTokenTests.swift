@@ -183,7 +183,7 @@ import Testing
     @Test func theStreamsOfALegacyAccessTokenCheckItInItsTenant() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         let tenantID = try await TenantTokenTests.tenantID(tenant)
-        try await withLiveApp({ $0.eventHeartbeat = .seconds(1) }) { client, port in
+        try await withLiveApp({ $0.events.heartbeat = .seconds(1) }) { client, port in
             var account = try await client.signup("elder-stream", tenant: tenant)
             account.accessToken = try await TenantTokenTests.legacyToken(kind: "access", sameSessionAs: account)
             // One opened with it, and one through a ticket made with it (a ticket of the new form).

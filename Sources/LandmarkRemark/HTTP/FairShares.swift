@@ -25,12 +25,12 @@ struct FairShares: Sendable {
 
     init(configuration: AppConfiguration) {
         func share(_ percent: Int, of total: Int) -> Int { max(1, total * percent / 100) }
-        connectionsPerUser = share(configuration.dbSharePerUserPercent, of: configuration.poolSize)
-        connectionsPerTenant = share(configuration.dbSharePerTenantPercent, of: configuration.poolSize)
-        hashesPerAddress = configuration.hashSharePerAddress
-        hashesPerTenant = share(configuration.hashSharePerTenantPercent, of: configuration.hashConcurrency)
-        database = KeyedLimiter(queueTimeout: configuration.shareQueueTimeout)
-        hashing = KeyedLimiter(queueTimeout: configuration.shareQueueTimeout)
+        connectionsPerUser = share(configuration.shares.databasePerUserPercent, of: configuration.database.poolSize)
+        connectionsPerTenant = share(configuration.shares.databasePerTenantPercent, of: configuration.database.poolSize)
+        hashesPerAddress = configuration.shares.hashingPerAddress
+        hashesPerTenant = share(configuration.shares.hashingPerTenantPercent, of: configuration.accounts.hashConcurrency)
+        database = KeyedLimiter(queueTimeout: configuration.shares.queueTimeout)
+        hashing = KeyedLimiter(queueTimeout: configuration.shares.queueTimeout)
     }
 
     /// Who the current request is, for its shares; set by `FairShareMiddleware`.

@@ -52,10 +52,10 @@ public enum AdminCommands {
     }
 
     static func withOwnerPool<T: Sendable>(_ configuration: AppConfiguration, logger: Logger, _ body: (PostgresPool) async throws -> T) async throws -> T {
-        guard !configuration.migrateDatabaseURL.isEmpty else {
+        guard !configuration.database.migrateURL.isEmpty else {
             throw ConfigurationError(variable: "LR_MIGRATE_DATABASE_URL", message: "is required (the owner role's URL; LR_DATABASE_URL is used when unset)")
         }
-        let pool = try PostgresPool(configuration: .init(conninfo: configuration.migrateDatabaseURL, maxConnections: 2), logger: logger)
+        let pool = try PostgresPool(configuration: .init(conninfo: configuration.database.migrateURL, maxConnections: 2), logger: logger)
         do {
             let result = try await body(pool)
             await pool.close()

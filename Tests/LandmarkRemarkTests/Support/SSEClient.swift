@@ -45,7 +45,7 @@ final class SSEClient: Sendable {
         let client = SSEClient(socket: descriptor)
         Thread.detachNewThread { client.readLoop() }
         // The status line comes once the tenant's head is known (up to the tests' 90 s
-        // `eventReadyTimeout`, then 503): waited for longer than that.
+        // `events.readyTimeout`, then 503): waited for longer than that.
         _ = try await eventually(within: patience) { client.status != nil || client.isClosed }
         return client
     }

@@ -27,30 +27,30 @@ enum TestEnvironment {
     /// Settings for tests: the real database, cheap scrypt so the suite stays fast.
     static func configuration(_ adjust: (inout AppConfiguration) -> Void = { _ in }) throws -> AppConfiguration {
         var configuration = AppConfiguration()
-        configuration.databaseURL = try variable("LR_TEST_DATABASE_URL")
-        configuration.migrateDatabaseURL = try variable("LR_TEST_MIGRATE_DATABASE_URL")
-        configuration.migrationsDirectory = repositoryRoot.appendingPathComponent("sql/migrations").path
-        configuration.scrypt = .init(logN: 4, r: 8, p: 1)
-        configuration.poolSize = 4
-        configuration.port = 0
+        configuration.database.url = try variable("LR_TEST_DATABASE_URL")
+        configuration.database.migrateURL = try variable("LR_TEST_MIGRATE_DATABASE_URL")
+        configuration.database.migrationsDirectory = repositoryRoot.appendingPathComponent("sql/migrations").path
+        configuration.accounts.scrypt = .init(logN: 4, r: 8, p: 1)
+        configuration.database.poolSize = 4
+        configuration.server.port = 0
         // Suites run at once on a small machine, and NotesPlanTests locks notes while it seeds
         // 100,000 of them: generous bounds keep unrelated suites from timing out behind it.
         // The suites about the bounds (BoundedWorkTests) set their own, short ones.
-        configuration.statementTimeout = .seconds(60)
-        configuration.requestTimeout = .seconds(120)
-        configuration.shareQueueTimeout = .seconds(60)
+        configuration.database.statementTimeout = .seconds(60)
+        configuration.server.requestTimeout = .seconds(120)
+        configuration.shares.queueTimeout = .seconds(60)
         // Waits for a connection or a hashing slot too: a loaded 2-core machine running every
         // suite at once keeps them busy for seconds, and a 503 there is no test's subject.
-        configuration.poolAcquireTimeout = .seconds(60)
-        configuration.hashQueueTimeout = .seconds(60)
+        configuration.database.acquireTimeout = .seconds(60)
+        configuration.accounts.hashQueueTimeout = .seconds(60)
         // And a new stream's wait for its tenant's head: each test starts a service, whose
         // first head waits for every transaction open at its start (another suite's seed of
         // 100,000 notes, say), which on a loaded machine outlasted the 5 s of production.
-        configuration.eventReadyTimeout = .seconds(90)
+        configuration.events.readyTimeout = .seconds(90)
         // And a stream ticket's life: a test that makes twenty of them and counts the ones
         // waiting took 72 s on a loaded machine, longer than production's 30 s, so the first
         // had expired. The test about expiry sets its own, short one.
-        configuration.eventTicketLifetime = 300
+        configuration.events.ticketLifetime = 300
         adjust(&configuration)
         return configuration
     }

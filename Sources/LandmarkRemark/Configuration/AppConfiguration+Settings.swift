@@ -1,0 +1,234 @@
+import Credentials
+import Logging
+
+/// Every `LR_*` variable the service reads, by concern, in the order `.env.example` and
+/// the operations guide list them. Adding a setting: a field with its default in
+/// `AppConfiguration.swift` and one declaration here; `landmark-remark settings` then
+/// prints the new `.env.example` and table (a test fails until both are updated).
+extension AppConfiguration {
+    static var settingGroups: [SettingGroup] {
+        [
+            SettingGroup(title: "Server", settings: [
+                .text("LR_HOST", \.server.host, allowed: "an address", help: "The address to listen on."),
+                .integer("LR_PORT", \.server.port, 1...65535, help: "The port to listen on."),
+                .integer("LR_BODY_LIMIT_BYTES", \.server.bodyLimitBytes, 1024...(16 << 20), help: """
+                    Request bodies over this many bytes get 413 (keep nginx's client_max_body_size in step).
+                    """),
+                .duration("LR_REQUEST_TIMEOUT_MS", \.server.requestTimeout, .milliseconds, 10...600_000, help: """
+                    A request still running after this long, or whose client went away, is cancelled with its \
+                    statement (503 unavailable). Event streams are bounded only while opening. Keep it above \
+                    LR_DB_STATEMENT_TIMEOUT_MS.
+                    """),
+                Setting("LR_TRUSTED_PROXIES", allowed: "addresses or CIDR ranges, comma-separated", example: "", help: """
+                    Proxies whose X-Forwarded-For is believed. Empty: the client address is the TCP peer.
+                    """) { text, configuration in
+                    guard let proxies = TrustedProxies(list: text) else {
+                        throw ConfigurationError(variable: "LR_TRUSTED_PROXIES", message: "must be a comma-separated list of IP addresses or CIDR ranges")
+                    }
+                    configuration.server.trustedProxies = proxies
+                },
+                Setting("LR_LOG_LEVEL", allowed: "trace, debug, info, notice, warning, error, critical", example: "info", help: """
+                    How much the service logs (one line per request at info).
+                    """) { text, configuration in
+                    guard let level = Logger.Level(rawValue: text) else {
+                        throw ConfigurationError(variable: "LR_LOG_LEVEL", message: "must be one of trace, debug, info, notice, warning, error, critical")
+                    }
+                    configuration.server.logLevel = level
+                },
+                .text("LR_OPENAPI_PATH", \.server.openAPIPath, allowed: "a file", help: """
+                    The OpenAPI document served at /v1/openapi.json, read once at start (relative to the working directory).
+                    """),
+                .duration("LR_SHUTDOWN_TIMEOUT_SECONDS", \.server.shutdownTimeout, .seconds, 1...3600, help: """
+                    How long serve lets requests in flight finish after SIGTERM or SIGINT (it stops accepting \
+                    connections at once); past this, what still runs is cut off and it exits.
+                    """),
+            ]),
+            SettingGroup(title: "Database", settings: [
+                .text(
+                    "LR_DATABASE_URL", \.database.url, allowed: "a postgres:// URL or key=value conninfo",
+                    example: "postgresql://landmark_app:CHANGE_ME@127.0.0.1:5432/landmark_remark", help: """
+                    Required by serve. The service connects as landmark_app, which owns no table and cannot \
+                    bypass row-level security.
+                    """),
+                .text(
+                    "LR_MIGRATE_DATABASE_URL", \.database.migrateURL, allowed: "a postgres:// URL or key=value conninfo",
+                    example: "postgresql://landmark_owner:CHANGE_ME@127.0.0.1:5432/landmark_remark", help: """
+                    Migrations and the admin commands run as the owner role (empty: LR_DATABASE_URL).
+                    """),
+                .text("LR_MIGRATIONS_DIR", \.database.migrationsDirectory, allowed: "a directory", help: """
+                    The SQL files migrate applies and /readyz compares with the database.
+                    """),
+                .integer("LR_DB_POOL_SIZE", \.database.poolSize, 1...500, help: "Connections each replica opens at most."),
+                .duration("LR_DB_ACQUIRE_TIMEOUT_MS", \.database.acquireTimeout, .milliseconds, 1...600_000, help: """
+                    How long a request waits for a connection before 503.
+                    """),
+                .duration("LR_DB_STATEMENT_TIMEOUT_MS", \.database.statementTimeout, .milliseconds, 10...600_000, help: """
+                    The server ends any statement of the service's pool that runs longer than this (503 \
+                    unavailable); set with each transaction, so it holds through PgBouncer too.
+                    """),
+            ]),
+            SettingGroup(title: "Accounts", settings: [
+                .integer("LR_ACCESS_TOKEN_TTL_SECONDS", \.accounts.accessTokenLifetime, 1...(7 * 86400), help: "How long an access token lives."),
+                .integer("LR_REFRESH_TOKEN_TTL_SECONDS", \.accounts.refreshTokenLifetime, 60...(365 * 86400), help: """
+                    How long a session lasts unused (each refresh renews it).
+                    """),
+                .integer("LR_REFRESH_GRACE_SECONDS", \.accounts.refreshGraceSeconds, 0...300, help: """
+                    The window in which a just-rotated refresh token may be retried.
+                    """),
+                .integer("LR_SCRYPT_LOG_N", \.accounts.scrypt.logN, 1...ScryptParameters.maximumLogN, help: """
+                    scrypt cost: N = 2^LOG_N. The defaults are the OWASP minimum (about 128 MiB and 0.85 s per \
+                    hash on our 2-core machine). Raising them upgrades hashes at next login.
+                    """),
+                .integer("LR_SCRYPT_R", \.accounts.scrypt.r, 1...ScryptParameters.maximumR, help: "scrypt's block size."),
+                .integer("LR_SCRYPT_P", \.accounts.scrypt.p, 1...ScryptParameters.maximumP, help: "scrypt's parallelism."),
+                Setting("LR_HASH_CONCURRENCY", allowed: "1 to 256", example: "", help: """
+                    How many hashes run at once (empty: the machine's cores).
+                    """) { text, configuration in
+                    configuration.accounts.hashConcurrency = try Self.whole(text, "LR_HASH_CONCURRENCY", 1...256)
+                },
+                .duration("LR_HASH_QUEUE_TIMEOUT_MS", \.accounts.hashQueueTimeout, .milliseconds, 1...600_000, help: """
+                    How long a login may queue for hashing before 503.
+                    """),
+                .integer("LR_LOGIN_FAILURES_PER_USER", \.accounts.loginFailuresPerUser, 1...1000, help: """
+                    Failed password checks before 429 (15-minute window, then blocks of 15 s doubling to 15 \
+                    min) for one account from one client address.
+                    """),
+                .integer("LR_LOGIN_FAILURES_PER_ADDRESS", \.accounts.loginFailuresPerAddress, 1...100_000, help: """
+                    The same from one client address, whatever it tries.
+                    """),
+                .integer("LR_LOGIN_FAILURES_PER_ACCOUNT", \.accounts.loginFailuresPerAccount, 1...1_000_000, help: """
+                    Failed password checks for one account from all the addresses it has not logged in from in \
+                    the last 30 days, before those get 429; its owner's usual addresses are not blocked by it.
+                    """),
+            ]),
+            SettingGroup(title: "Sign-in providers and guests", settings: [
+                Setting("LR_DATA_KEY", allowed: "32 random bytes in base64", example: "", help: """
+                    Seals Apple's refresh tokens at rest (openssl rand -base64 32); without it Apple \
+                    authorization codes are not exchanged, so Apple tokens cannot be revoked when an account is \
+                    deleted. Keep it with your secrets: losing it only means those tokens cannot be revoked.
+                    """) { text, configuration in
+                    // Standard base64 (what `openssl rand -base64 32` prints) or base64url.
+                    let urlSafe = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                        .replacingOccurrences(of: "=", with: "")
+                    guard let bytes = Base64URL.decode(urlSafe), bytes.count == 32 else {
+                        throw ConfigurationError(variable: "LR_DATA_KEY", message: "must be 32 random bytes in base64 (openssl rand -base64 32)")
+                    }
+                    configuration.identity.dataKey = bytes
+                },
+                .boolean("LR_IDENTITY_ALLOW_LOOPBACK", \.identity.allowLoopbackKeyURLs, help: """
+                    Lets providers' key URLs (and Apple's endpoints) be plain http to 127.0.0.1, localhost or \
+                    [::1]: for tests and the README's walkthrough only, never in production.
+                    """),
+                .integer("LR_GUESTS_PER_ADDRESS_PER_HOUR", \.identity.guestsPerAddressPerHour, 1...100_000, help: """
+                    Guest accounts (POST /v1/auth/guest) one client address may make per tenant per hour.
+                    """),
+            ]),
+            SettingGroup(title: "Event streams", settings: [
+                .integer("LR_EVENTS_MAX_STREAMS_PER_USER", \.events.streamsPerUser, 1...1000, help: """
+                    Open streams (GET /v1/events) per user; 429 beyond.
+                    """),
+                .integer("LR_EVENTS_MAX_STREAMS", \.events.streamsPerProcess, 1...100_000, help: "Open streams per replica; 429 beyond."),
+                .duration("LR_EVENTS_HEARTBEAT_SECONDS", \.events.heartbeat, .seconds, 1...300, help: """
+                    The keep-alive comment interval, which also bounds how long a stream outlives its revoked \
+                    session, expired token, or disabled user or tenant.
+                    """),
+                .duration("LR_EVENTS_WRITE_TIMEOUT_SECONDS", \.events.writeTimeout, .seconds, 1...3600, help: """
+                    A stream whose client has not read one write for this long is closed (the client resumes \
+                    with Last-Event-ID); it bounds what one stalled client holds.
+                    """),
+                .duration("LR_EVENTS_POLL_INTERVAL_MS", \.events.pollInterval, .milliseconds, 10...10_000, help: """
+                    How often each replica reads the event log's horizon (one index probe): the most an event \
+                    waits before streams hear of it.
+                    """),
+                .integer("LR_EVENTS_REPLAY_MAX", \.events.replayMax, 100...1_000_000, help: """
+                    A resume (Last-Event-ID) that would replay more than this many of the tenant's events gets \
+                    a reset event instead.
+                    """),
+                .integer("LR_EVENTS_REPLAY_PER_SECOND", \.events.replayRate, 10...1_000_000, help: """
+                    Events a stream sends per second on average (bursts of 1,000), so no one client pulls the \
+                    log at full speed.
+                    """),
+                .integer("LR_EVENT_TICKET_TTL_SECONDS", \.events.ticketLifetime, 5...300, help: """
+                    How long a stream ticket (POST /v1/events/tickets) may wait to be used.
+                    """),
+            ]),
+            SettingGroup(title: "Fair shares", settings: [
+                .integer("LR_DB_SHARE_PER_USER_PERCENT", \.shares.databasePerUserPercent, 1...100, help: """
+                    The most of the database pool one user may hold at once (percent of LR_DB_POOL_SIZE, at \
+                    least one connection).
+                    """),
+                .integer("LR_DB_SHARE_PER_TENANT_PERCENT", \.shares.databasePerTenantPercent, 1...100, help: """
+                    The same for one tenant.
+                    """),
+                .integer("LR_HASH_SHARE_PER_ADDRESS", \.shares.hashingPerAddress, 1...256, help: """
+                    Password hashing slots one client address may hold at once.
+                    """),
+                .integer("LR_HASH_SHARE_PER_TENANT_PERCENT", \.shares.hashingPerTenantPercent, 1...100, help: """
+                    The most of password hashing one tenant may hold (percent of LR_HASH_CONCURRENCY, at least one).
+                    """),
+                .duration("LR_SHARE_QUEUE_TIMEOUT_MS", \.shares.queueTimeout, .milliseconds, 1...600_000, help: """
+                    How long a caller past its share waits before 429.
+                    """),
+            ]),
+            SettingGroup(title: "Browser app", settings: [
+                Setting("LR_WEB_DIR", allowed: "a directory, or empty", example: AppConfiguration().web.directory, emptyIsDefault: false, help: """
+                    The app's files (the repository's web/); empty: no app at /. The image sets it.
+                    """) { text, configuration in configuration.web.directory = text },
+                .text("LR_WEB_LEAFLET_DIR", \.web.leafletDirectory, allowed: "a directory", help: """
+                    Debian's Leaflet (libjs-leaflet), served at /vendor/leaflet/.
+                    """),
+                .text("LR_WEB_TENANT", \.web.tenant, allowed: "a tenant's slug", help: """
+                    The tenant the app signs in to (empty: its sign-in form asks).
+                    """),
+                Setting("LR_MAP_TILE_URL", allowed: "an http(s) URL template, or none", example: AppConfiguration().web.tileURL, help: """
+                    The map's tiles, a Leaflet URL template (none: no tiles). The app's \
+                    Content-Security-Policy allows images from the template's host; nginx's copy of that \
+                    policy names LR_NGINX_TILE_SOURCE: change both together.
+                    """) { text, configuration in
+                    // Its host goes into the Content-Security-Policy: nothing that could end a directive.
+                    guard text == "none" || ((text.hasPrefix("https://") || text.hasPrefix("http://"))
+                        && !text.contains(where: { $0 == ";" || $0 == "," || $0 == "'" || $0 == "\"" || $0.isWhitespace })) else {
+                        throw ConfigurationError(
+                            variable: "LR_MAP_TILE_URL",
+                            message: "must be an http(s) URL template like https://tile.openstreetmap.org/{z}/{x}/{y}.png, or none")
+                    }
+                    configuration.web.tileURL = text == "none" ? "" : text
+                },
+                .text("LR_MAP_TILE_ATTRIBUTION", \.web.tileAttribution, allowed: "HTML", help: "The tiles' attribution."),
+                Setting("LR_WEB_SIGN_IN_GOOGLE", allowed: "a client id", example: "", help: """
+                    A Sign in with Google button: Google's web client id. The tenant must accept the provider \
+                    (identity-provider set) with that client id; the app's URL is the redirect URI to register.
+                    """) { text, configuration in configuration.web.signIn.append(.google(clientID: text)) },
+                Setting("LR_WEB_SIGN_IN_APPLE", allowed: "a Services ID", example: "", help: """
+                    A Sign in with Apple button: the Services ID, accepted by the tenant likewise.
+                    """) { text, configuration in configuration.web.signIn.append(.apple(clientID: text)) },
+                Setting("LR_WEB_SIGN_IN_OIDC", allowed: "oidc:<name> <client id> <authorization URL> [label]", example: "", help: """
+                    A button for an OpenID Connect provider, accepted by the tenant likewise.
+                    """) { text, configuration in
+                    guard let provider = WebSignIn.oidc(text) else {
+                        throw ConfigurationError(
+                            variable: "LR_WEB_SIGN_IN_OIDC", message: "must be \"oidc:<name> <client id> <authorization URL> [label]\", not \"\(text)\"")
+                    }
+                    configuration.web.signIn.append(provider)
+                },
+            ]),
+            SettingGroup(title: "Upkeep", settings: [
+                .duration("LR_RETENTION_INTERVAL_SECONDS", \.operations.retentionInterval, .seconds, 0...86400, help: """
+                    How often each replica purges expired sessions and tokens, spent login counts, old \
+                    idempotency keys and events (0: never; then run SELECT admin.purge_expired() yourself).
+                    """),
+                .duration("LR_GRID_FOLD_INTERVAL_MS", \.operations.gridFoldInterval, .milliseconds, 0...600_000, help: """
+                    How often each replica folds the cluster grid's new deltas into its cells (0: never); a \
+                    clusters read adds the unfolded ones itself, so this bounds its work, not its truth.
+                    """),
+            ]),
+        ]
+    }
+
+    static func whole(_ text: String, _ name: String, _ range: ClosedRange<Int>) throws -> Int {
+        guard let number = Int(text), range.contains(number) else {
+            throw ConfigurationError(variable: name, message: "must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+        }
+        return number
+    }
+}

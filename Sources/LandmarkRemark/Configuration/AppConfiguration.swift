@@ -1,0 +1,127 @@
+import Credentials
+import Foundation
+import Logging
+
+/// Every setting of the service, by concern, read once from `LR_*` environment variables
+/// and validated at start: a bad value stops the service with a message naming it. Each
+/// variable is declared once (`AppConfiguration.settingGroups`), with its meaning and
+/// range; the defaults are the initial values below.
+public struct AppConfiguration: Sendable {
+    public var server = ServerSettings()
+    public var database = DatabaseSettings()
+    public var accounts = AccountSettings()
+    public var identity = IdentitySettings()
+    public var events = EventSettings()
+    public var shares = ShareSettings()
+    public var web = WebAppSettings()
+    public var operations = OperationsSettings()
+
+    public init() {}
+
+    /// Reads the settings; throws `ConfigurationError` naming the first bad one.
+    public init(environment: [String: String]) throws {
+        for group in Self.settingGroups {
+            for setting in group.settings {
+                guard let text = environment[setting.name], !(text.isEmpty && setting.emptyIsDefault) else { continue }
+                try setting.read(text, &self)
+            }
+        }
+        // The owner's URL falls back to the service's.
+        if database.migrateURL.isEmpty { database.migrateURL = database.url }
+        do { try accounts.scrypt.validate() } catch { throw ConfigurationError(variable: "LR_SCRYPT_LOG_N", message: "\(error)") }
+    }
+
+    /// The database URL the service needs; serving without one is a configuration error.
+    public func requireDatabaseURL() throws -> String {
+        guard !database.url.isEmpty else {
+            throw ConfigurationError(variable: "LR_DATABASE_URL", message: "is required (a postgres:// URL or key=value conninfo)")
+        }
+        return database.url
+    }
+}
+
+/// Where and how the service answers HTTP.
+public struct ServerSettings: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// Request bodies over this many bytes get `413`.
+    public var bodyLimitBytes = 64 * 1024
+    /// A request still running past this (or whose client went away) is cancelled, its
+    /// statement with it.
+    public var requestTimeout: Duration = .milliseconds(10000)
+    public var trustedProxies = TrustedProxies.none
+    public var logLevel = Logger.Level.info
+    /// The OpenAPI document served at `/v1/openapi.json`, read once when the router is built.
+    public var openAPIPath = "openapi/openapi.json"
+    /// How long `serve` lets requests in flight finish after SIGTERM (`GracefulShutdown`).
+    public var shutdownTimeout: Duration = .seconds(10)
+}
+
+/// The database: where it is, the pool, and the bound on every statement.
+public struct DatabaseSettings: Sendable {
+    public var url = ""
+    /// The owner role's URL, for migrations and the admin commands; empty: `url`.
+    public var migrateURL = ""
+    public var migrationsDirectory = "sql/migrations"
+    public var poolSize = 10
+    public var acquireTimeout: Duration = .seconds(5)
+    /// The server ends any statement of the service's pool that runs longer.
+    public var statementTimeout: Duration = .milliseconds(5000)
+}
+
+/// Passwords, sessions and the throttles on failed logins.
+public struct AccountSettings: Sendable {
+    public var accessTokenLifetime = 3600
+    public var refreshTokenLifetime = 30 * 24 * 3600
+    /// A retired refresh token presented again within this many seconds gets a fresh pair.
+    public var refreshGraceSeconds = 10
+    public var scrypt = ScryptParameters.owaspDefault
+    public var hashConcurrency = ProcessInfo.processInfo.activeProcessorCount
+    public var hashQueueTimeout: Duration = .seconds(5)
+    /// Failed password checks before `429`: for one account from one client address, from
+    /// one address whatever it tries, and for one account from addresses it has not
+    /// logged in from lately (`LoginThrottle`).
+    public var loginFailuresPerUser = 5
+    public var loginFailuresPerAddress = 50
+    public var loginFailuresPerAccount = 100
+}
+
+/// The event streams (`GET /v1/events`).
+public struct EventSettings: Sendable {
+    public var streamsPerUser = 5
+    public var streamsPerProcess = 2000
+    public var heartbeat: Duration = .seconds(15)
+    /// How long one write may wait for the client to read before the connection is closed.
+    public var writeTimeout: Duration = .seconds(30)
+    /// How often the event log's horizon is polled: the most an event waits before streams hear of it.
+    public var pollInterval: Duration = .milliseconds(100)
+    /// How long a new stream waits for its tenant's head before `503` (`EventHub.head`). Not
+    /// an environment variable: the tests lengthen it, since each of them starts a service
+    /// whose first head waits for every transaction open at its start (another suite's seed).
+    public var readyTimeout: Duration = .seconds(5)
+    /// A resume that would replay more than this many events gets a `reset` instead.
+    public var replayMax = 10_000
+    /// Events a stream sends per second at most, on average (bursts of a thousand).
+    public var replayRate = 1000
+    /// How long a stream ticket (`POST /v1/events/tickets`) may wait to be used, in seconds.
+    public var ticketLifetime = 30
+}
+
+/// Fair shares (`FairShares`): of the database pool per user and per tenant (percent of the
+/// pool), of hashing per client address (slots) and per tenant (percent of the hashing
+/// concurrency), and how long a caller past its share waits before `429`.
+public struct ShareSettings: Sendable {
+    public var databasePerUserPercent = 25
+    public var databasePerTenantPercent = 75
+    public var hashingPerAddress = 1
+    public var hashingPerTenantPercent = 75
+    public var queueTimeout: Duration = .milliseconds(2000)
+}
+
+/// The service's own upkeep, on timers in every replica.
+public struct OperationsSettings: Sendable {
+    /// How often the service purges what has outlived its use (`RetentionService`); zero: never.
+    public var retentionInterval: Duration = .seconds(3600)
+    /// How often the cluster grid's deltas are folded into its cells; zero: never.
+    public var gridFoldInterval: Duration = .milliseconds(1000)
+}
