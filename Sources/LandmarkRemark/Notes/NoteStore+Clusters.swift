@@ -17,13 +17,12 @@ extension NoteStore {
     }
 
     /// One statement: the viewport's visible notes (through the same filters and
-    /// indexes as the list), each given its grid cell by the tile formula, grouped.
-    /// `cell_x` wraps 180° onto -180°, the same meridian; `cell_y` uses Mercator
-    /// y = (1 - asinh(tan φ) / π) / 2 with φ clamped to the projection's limit.
-    /// A cluster sits at the mean position of its notes (a cell never spans the
+    /// indexes as the list), each given its grid cell by `grid_x` and `grid_y` (migrations
+    /// 0014 and 0021: the tile formula, which the pre-aggregated grid uses too; both inline),
+    /// grouped. A cluster sits at the mean position of its notes (a cell never spans the
     /// antimeridian, so the mean longitude is meaningful).
     static func statement(_ clusters: NoteClusters, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
-        let (filters, gridSize, mercatorLimit) = (clusters.filters, clusters.gridSize, NoteClusters.mercatorLimit)
+        let (filters, size) = (clusters.filters, Int32(clusters.gridSize))
         var query: PostgresQuery = """
             SELECT avg(lat), avg(lng), count(*)::int8, CASE WHEN count(*) = 1 THEN min(id) END
             FROM (
@@ -31,10 +30,7 @@ extension NoteStore {
                 FROM tenant_notes n
                 WHERE \(Self.condition(filters, tenantID: tenantID, viewerID: viewerID))
             ) visible
-            GROUP BY
-                mod(floor((lng + 180) / 360 * \(gridSize))::int8, \(gridSize)),
-                least(floor((1 - asinh(tan(radians(greatest(-\(mercatorLimit), least(\(mercatorLimit), lat))))) / pi())
-                            / 2 * \(gridSize))::int8, \(gridSize) - 1)
+            GROUP BY grid_x(lng, \(size)), grid_y(lat, \(size))
             ORDER BY count(*) DESC, min(id)
             """
         query.prepared = !filters.needsCustomPlan

@@ -1,47 +1,23 @@
 import Postgres
 
 extension NoteStore {
-    /// Nearest first, in exact spheroid order, in two steps of one statement.
-    ///
-    /// KNN (`ORDER BY location <-> point`) lets the GiST index hand out rows nearest
-    /// first without reading the rest, but for geography `<->` measures on the sphere,
-    /// which can order two notes differently from the spheroid (by up to about 0.5%).
-    /// So `sphere_nearest` takes the first `limit + 1` rows past the cursor in sphere
-    /// order and notes the largest spheroid distance among them, D. At least that many
-    /// rows lie within D, so the true page lies within D too: `page` fetches the rows
-    /// within D (plus a millimetre against rounding) through the same index, with
-    /// ST_DWithin, and sorts those few by the spheroid distance and id. The keyset is
-    /// that same `(ST_Distance, id)` pair, so paging is exact even among equal distances.
+    /// Nearest first, in exact spheroid order (`ExactNearest`), the authors joined to the
+    /// page's rows only.
     ///
     /// `notes_nearest()` (migration 0020) runs these steps on a Citus worker: change both
     /// together (`WorkerCallTests` compares their pages).
     static func nearestStatement(_ list: NoteList, from point: GeoPoint, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
-        let (filters, limit, cursor) = (list.filters, list.limit, list.cursor)
+        let (filters, limit) = (list.filters, list.limit)
         let origin = point.geography
-        var keyset: PostgresQuery = ""
-        if case .nearest(let distance, let id)? = cursor?.key {
-            keyset = "\n  AND (ST_Distance(n.location, \(origin)), n.id) > (\(distance)::float8, \(id))"
-        }
+        let keyset = ExactNearest.keyset("n", origin: origin, after: list.cursor?.key)
         let condition = Self.condition(filters, tenantID: tenantID, viewerID: viewerID)
         if filters.narrowsNearest {
             return filteredNearestStatement(list, origin: origin, keyset: keyset, condition: condition, tenantID: tenantID, viewerID: viewerID)
         }
+        var withKeyset = condition
+        withKeyset.append(keyset)
         return """
-            WITH sphere_nearest AS (
-                SELECT ST_Distance(n.location, \(origin)) AS distance
-                FROM tenant_notes n
-                WHERE \(condition)\(keyset)
-                ORDER BY n.location <-> \(origin)
-                LIMIT \(limit + 1)
-            ),
-            page AS (
-                SELECT n.*, ST_Distance(n.location, \(origin)) AS distance
-                FROM tenant_notes n
-                WHERE \(condition)\(keyset)
-                  AND ST_DWithin(n.location, \(origin), (SELECT max(distance) + 0.001 FROM sphere_nearest))
-                ORDER BY distance, n.id
-                LIMIT \(limit + 1)
-            )
+            \(ExactNearest.page(of: "tenant_notes", as: "n", where: withKeyset, origin: origin, limit: limit))
             SELECT \(Self.noteColumns), n.distance
             FROM page n
             JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id

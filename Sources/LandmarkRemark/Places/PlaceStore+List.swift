@@ -46,31 +46,17 @@ extension PlaceStore {
             """
     }
 
-    /// Nearest first in exact spheroid order: the same two steps as `NoteList`'s nearest
-    /// statement (KNN on the sphere finds a radius that surely holds the page, then the
-    /// rows within it are sorted by spheroid distance and id, the keyset's own key).
+    /// Nearest first in exact spheroid order (`ExactNearest`), the note counts computed for
+    /// the page's rows only.
     private static func nearestStatement(_ list: PlaceList, from point: GeoPoint, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
-        let (limit, cursor) = (list.limit, list.cursor)
         let origin = point.geography
-        var keyset: PostgresQuery = ""
-        if case .nearest(let distance, let id)? = cursor?.key {
-            keyset = "\n  AND (ST_Distance(p.location, \(origin)), p.id) > (\(distance)::float8, \(id))"
-        }
-        let filter = condition(list.filters, tenantID: tenantID)
+        var condition = condition(list.filters, tenantID: tenantID)
+        condition.append(ExactNearest.keyset("p", origin: origin, after: list.cursor?.key))
         return """
-            WITH sphere_nearest AS (
-                SELECT ST_Distance(p.location, \(origin)) AS distance
-                FROM tenant_places p
-                WHERE \(filter)\(keyset)
-                ORDER BY p.location <-> \(origin)
-                LIMIT \(limit + 1)
-            )
-            SELECT \(Self.placeColumns(viewer: viewerID, tenantID: tenantID)), ST_Distance(p.location, \(origin)) AS distance
-            FROM tenant_places p
-            WHERE \(filter)\(keyset)
-              AND ST_DWithin(p.location, \(origin), (SELECT max(distance) + 0.001 FROM sphere_nearest))
-            ORDER BY distance, p.id
-            LIMIT \(limit + 1)
+            \(ExactNearest.page(of: "tenant_places", as: "p", where: condition, origin: origin, limit: list.limit))
+            SELECT \(Self.placeColumns(viewer: viewerID, tenantID: tenantID)), p.distance
+            FROM page p
+            ORDER BY p.distance, p.id
             """
     }
 }

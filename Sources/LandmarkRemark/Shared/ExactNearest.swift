@@ -1,0 +1,46 @@
+import Postgres
+
+/// Nearest first in exact spheroid order, in two steps of one statement, for any table
+/// with a geography `location` and an `id` (notes and places).
+///
+/// KNN (`ORDER BY location <-> point`) lets the GiST index hand out rows nearest first
+/// without reading the rest, but for geography `<->` measures on the sphere, which can
+/// order two rows differently from the spheroid (by up to about 0.5%). So `sphere_nearest`
+/// takes the first `limit + 1` rows past the cursor in sphere order and notes the largest
+/// spheroid distance among them, D. At least that many rows lie within D, so the true page
+/// lies within D too: `page` fetches the rows within D (plus a millimetre against rounding)
+/// through the same index, with ST_DWithin, and sorts those few by the spheroid distance and
+/// id. The keyset is that same `(ST_Distance, id)` pair, so paging is exact even among equal
+/// distances.
+enum ExactNearest {
+    /// The condition that starts a page after the cursor's `(distance, id)`, for rows of `alias`.
+    static func keyset(_ alias: PostgresQuery, origin: PostgresQuery, after cursor: KeysetCursor.Key?) -> PostgresQuery {
+        guard case .nearest(let distance, let id)? = cursor else { return "" }
+        return "\n  AND (ST_Distance(\(alias).location, \(origin)), \(alias).id) > (\(distance)::float8, \(id))"
+    }
+
+    /// `WITH sphere_nearest AS (…), page AS (…)`: the page's `limit + 1` rows of `relation`
+    /// (read as `alias`) that meet `condition` (the keyset included), each with its
+    /// `distance`. The caller selects from `page`, ordered by `distance, id`.
+    static func page(of relation: PostgresQuery, as alias: PostgresQuery, where condition: PostgresQuery, origin: PostgresQuery, limit: Int)
+        -> PostgresQuery
+    {
+        """
+        WITH sphere_nearest AS (
+            SELECT ST_Distance(\(alias).location, \(origin)) AS distance
+            FROM \(relation) \(alias)
+            WHERE \(condition)
+            ORDER BY \(alias).location <-> \(origin)
+            LIMIT \(limit + 1)
+        ),
+        page AS (
+            SELECT \(alias).*, ST_Distance(\(alias).location, \(origin)) AS distance
+            FROM \(relation) \(alias)
+            WHERE \(condition)
+              AND ST_DWithin(\(alias).location, \(origin), (SELECT max(distance) + 0.001 FROM sphere_nearest))
+            ORDER BY distance, \(alias).id
+            LIMIT \(limit + 1)
+        )
+        """
+    }
+}
