@@ -8,7 +8,7 @@ struct SignupBody: RequestBody {
         let username = body.string("username")
         let password = body.string("password")
         email = body.string("email", required: false, nullable: true)
-        if let username, let problem = AccountRules.usernameProblem(username) { body.fail("username", problem) }
+        if let username, let problem = Username.problem(username) { body.fail("username", problem) }
         if let email, let problem = AccountRules.emailProblem(email) { body.fail("email", problem) }
         if let password {
             for problem in PasswordPolicy.problems(password, username: username ?? "", minimumLength: tenant.minPasswordLength, field: "password") {

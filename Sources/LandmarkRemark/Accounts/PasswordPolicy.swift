@@ -23,13 +23,6 @@ enum PasswordPolicy {
 
 /// Username and email rules shared by signup and profile changes.
 enum AccountRules {
-    static func usernameProblem(_ username: String) -> String? {
-        let valid = (3...32).contains(username.unicodeScalars.count) && username.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "_" || $0 == "-"
-        }
-        return valid ? nil : "must be 3 to 32 characters of A-Z a-z 0-9 . _ -"
-    }
-
     /// A plausible address: one `@`, something before it, a dotted domain after, no spaces or controls.
     static func emailProblem(_ email: String) -> String? {
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)

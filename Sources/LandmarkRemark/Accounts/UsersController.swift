@@ -71,7 +71,7 @@ struct UsersController {
     @Sendable func profile(_ request: Request, context: AppRequestContext) async throws -> PublicProfile {
         let identity = try context.requireIdentity()
         let username = try context.parameters.require("username")
-        guard AccountRules.usernameProblem(username) == nil else { throw AccountError.userNotFound }
+        guard Username.problem(username) == nil else { throw AccountError.userNotFound }
         let profile = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             try await accounts.users.publicProfile(tenantID: identity.tenantID, username: username, on: connection)
         }

@@ -47,10 +47,7 @@ struct EventsController {
         let identity = try context.requireIdentity()
         let tokenHash = identity.accessTokenHash
         var parameters = try QueryParameters(query: request.uri.query)
-        let box = try parameters.string("bbox").map { text in
-            guard let parsed = BoundingBox(parameter: text) else { throw AppError.malformed("bbox must be min_lng,min_lat,max_lng,max_lat") }
-            return parsed
-        }
+        let box = try BoundingBox(&parameters)
         let resumeParameter = parameters.string("last_event_id")
         // Spent by `Authenticator` already, when it was the credential.
         _ = parameters.string("ticket")

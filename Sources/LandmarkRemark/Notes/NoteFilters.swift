@@ -58,7 +58,7 @@ struct NoteFilters: Sendable {
             case "me": author = .me
             case "others": author = .others
             default:
-                guard AccountRules.usernameProblem(text) == nil else {
+                guard Username.problem(text) == nil else {
                     throw AppError.malformed("author must be me, others or a username")
                 }
                 author = .username(text)

@@ -133,7 +133,7 @@ struct NotesController {
     @Sendable func listByUser(_ request: Request, context: AppRequestContext) async throws -> Page<Note> {
         let identity = try context.requireIdentity()
         let username = try context.parameters.require("username")
-        guard AccountRules.usernameProblem(username) == nil else { throw NoteError.unknownAuthor }
+        guard Username.problem(username) == nil else { throw NoteError.unknownAuthor }
         var parameters = try QueryParameters(query: request.uri.query)
         let list = try NoteList(&parameters, author: .username(username))
         return try await pool.withTenantReads(identity.tenantID, logger: context.logger) { reads in

@@ -10,6 +10,17 @@ struct BoundingBox: Sendable, Equatable {
 
     var crossesAntimeridian: Bool { minLng > maxLng }
 
+    /// Reads the `bbox` parameter, if there is one: every list and the event stream take the
+    /// same spelling and say the same when it is wrong (`400`).
+    init?(_ parameters: inout QueryParameters) throws {
+        guard let text = parameters.string("bbox") else { return nil }
+        guard let box = BoundingBox(parameter: text) else {
+            throw AppError.malformed(
+                "bbox must be min_lng,min_lat,max_lng,max_lat with longitudes from -180 to 180, latitudes from -90 to 90 and min_lat <= max_lat")
+        }
+        self = box
+    }
+
     /// Parses the query value; nil unless it is four numbers in range with `min_lat <= max_lat`.
     init?(parameter text: String) {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)

@@ -27,13 +27,7 @@ struct MapFilters: Sendable, Equatable {
             guard near != nil else { throw AppError.malformed("radius_m needs near") }
             self.radius = radius
         }
-        if let text = parameters.string("bbox") {
-            guard let box = BoundingBox(parameter: text) else {
-                throw AppError.malformed(
-                    "bbox must be min_lng,min_lat,max_lng,max_lat with longitudes from -180 to 180, latitudes from -90 to 90 and min_lat <= max_lat")
-            }
-            bbox = box
-        }
+        bbox = try BoundingBox(&parameters)
         if let text = parameters.string("q") {
             let length = text.unicodeScalars.count
             guard length >= 1, length <= SearchText.maximumLength else {

@@ -51,7 +51,7 @@ struct IDTokenBody: RequestBody {
         }
         self.confirmation = confirmation
         authorizationCode = body.string("authorization_code", required: false)
-        if let username, let problem = AccountRules.usernameProblem(username) { body.fail("username", problem) }
+        if let username, let problem = Username.problem(username) { body.fail("username", problem) }
         if let code = authorizationCode, code.isEmpty || code.utf8.count > 1024 {
             body.fail("authorization_code", "must be 1 to 1024 bytes")
         }
