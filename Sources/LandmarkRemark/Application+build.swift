@@ -61,7 +61,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let identities = IdentityController(
         accounts: accounts, guestsPerAddressPerHour: configuration.identity.guestsPerAddressPerHour, bodyLimit: limit)
     let users = UsersController(accounts: accounts, bodyLimit: limit)
-    let notes = NotesController(pool: parts.pool, store: parts.notes, bodyLimit: limit)
+    let notes = NotesController(notes: NoteService(pool: parts.pool, notes: parts.notes, idempotency: IdempotencyStore()), bodyLimit: limit)
     let places = PlacesController(pool: parts.pool, store: parts.places, bodyLimit: limit)
     let events = EventsController(
         pool: parts.pool, hub: parts.events, log: EventLog(notes: parts.notes, places: parts.places),

@@ -1,0 +1,128 @@
+import Logging
+import Postgres
+
+/// The notes' workflows: which transaction or reads each runs in, and the steps that span
+/// stores (a create with its idempotency key, a change that locks the note first). The
+/// stores only run statements on the connection they are given; `NotesController` only
+/// translates HTTP.
+struct NoteService: Sendable {
+    let pool: PostgresPool
+    let notes: NoteStore
+    let idempotency: IdempotencyStore
+
+    // MARK: - Writes
+
+    /// Creates a note; with an idempotency `key`, a retry gets the first response instead.
+    func create(_ draft: NoteDraft, by identity: Identity, key: String?, logger: Logger) async throws -> NoteResponse {
+        let (tenantID, userID) = (identity.tenantID, identity.userID)
+        let create: (PostgresConnection) async throws -> NoteResponse = { connection in
+            let note = try await notes.create(tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft, on: connection)
+            return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
+        }
+        guard let key else { return try await pool.withTenantTransaction(tenantID, logger: logger, create) }
+        switch try await claim(key, fingerprint: draft.fingerprint, tenantID: tenantID, userID: userID, logger: logger) {
+        case .replay(let replay):
+            return NoteResponse(
+                body: Array(replay.body.utf8), status: .init(code: replay.status), location: replay.location, replayed: true)
+        case .claimed(let claim):
+            do {
+                return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+                    let response = try await create(connection)
+                    try await idempotency.complete(
+                        claim, status: 201, body: String(decoding: response.body, as: UTF8.self), location: response.location,
+                        tenantID: tenantID, userID: userID, on: connection)
+                    return response
+                }
+            } catch {
+                // Best effort: a claim left behind counts as abandoned after a minute.
+                _ = try? await pool.withTenantTransaction(tenantID, logger: logger) {
+                    try await idempotency.release(claim, tenantID: tenantID, userID: userID, on: $0)
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Claims the key in a committed transaction of its own, so a concurrent duplicate (on
+    /// any replica) sees it; a claim that vanished under it (its request failed) is tried again.
+    private func claim(
+        _ key: String, fingerprint: [UInt8], tenantID: Int64, userID: Int64, logger: Logger
+    ) async throws -> IdempotencyStore.Outcome {
+        for _ in 0..<3 {
+            let outcome = try await pool.withTenantTransaction(tenantID, logger: logger) {
+                try await idempotency.claim(key: key, fingerprint: fingerprint, tenantID: tenantID, userID: userID, on: $0)
+            }
+            if let outcome { return outcome }
+        }
+        throw NoteError.idempotencyInProgress
+    }
+
+    /// Changes body, visibility or place; only the author, and only if `ifMatch` (when sent) is current.
+    func update(_ id: Int64, with patch: NotePatch, by identity: Identity, ifMatch: String?, logger: Logger) async throws -> NoteResponse {
+        try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+            let current = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
+            if patch.isEmpty { return NoteResponse(current) }
+            return NoteResponse(
+                try await notes.update(
+                    tenantID: identity.tenantID, id: id, patch: patch, viewerID: identity.userID, authorName: identity.username, on: connection))
+        }
+    }
+
+    /// Deletes a note; only the author, and only if `ifMatch` (when sent) is current.
+    func delete(_ id: Int64, by identity: Identity, ifMatch: String?, logger: Logger) async throws {
+        try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+            _ = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
+            try await notes.delete(tenantID: identity.tenantID, id: id, on: connection)
+        }
+    }
+
+    /// Locks the note for a change: `404` when the caller cannot see it, `403` when it
+    /// is someone else's, `412` when `If-Match` names another version.
+    private func lockAsAuthor(_ identity: Identity, id: Int64, ifMatch: String?, on connection: PostgresConnection) async throws -> Note {
+        switch try await notes.lockForChange(tenantID: identity.tenantID, id: id, viewerID: identity.userID, on: connection) {
+        case .notFound: throw NoteError.notFound
+        case .notAuthor: throw NoteError.notAuthor
+        case .allowed(let note):
+            // The note's JSON and its tag are made only when there is a tag to compare.
+            guard ifMatch.map({ EntityTag.matchHolds($0, current: NoteResponse(note).entityTag) }) ?? true else {
+                throw NoteError.changedSince
+            }
+            return note
+        }
+    }
+
+    // MARK: - Reads (pipelined: each statement its own implicit transaction)
+
+    /// One note, if the caller may see it.
+    func find(_ id: Int64, for identity: Identity, logger: Logger) async throws -> Note {
+        let note = try await pool.withTenantReads(identity.tenantID, logger: logger) {
+            try await notes.find(tenantID: identity.tenantID, id: id, viewerID: identity.userID, on: $0)
+        }
+        guard let note else { throw NoteError.notFound }
+        return note
+    }
+
+    /// A page of notes, nearest or newest first.
+    func page(_ list: NoteList, for identity: Identity, logger: Logger) async throws -> Page<Note> {
+        try await pool.withTenantReads(identity.tenantID, logger: logger) {
+            try await notes.page(list, tenantID: identity.tenantID, viewerID: identity.userID, on: $0)
+        }
+    }
+
+    /// A page of one author's notes; `404` for a user who is not (or no longer) there.
+    func page(_ list: NoteList, by username: String, for identity: Identity, logger: Logger) async throws -> Page<Note> {
+        try await pool.withTenantReads(identity.tenantID, logger: logger) { reads in
+            guard try await notes.isActiveAuthor(tenantID: identity.tenantID, username: username, on: reads) else {
+                throw NoteError.unknownAuthor
+            }
+            return try await notes.page(list, tenantID: identity.tenantID, viewerID: identity.userID, on: reads)
+        }
+    }
+
+    /// Notes inside a box, grouped on the map grid of its zoom.
+    func clusters(_ request: NoteClusters, for identity: Identity, logger: Logger) async throws -> NoteClusters.Response {
+        try await pool.withTenantReads(identity.tenantID, logger: logger) {
+            try await notes.clusters(request, tenantID: identity.tenantID, viewerID: identity.userID, on: $0)
+        }
+    }
+}
