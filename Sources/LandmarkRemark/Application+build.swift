@@ -64,7 +64,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let notes = NotesController(notes: NoteService(pool: parts.pool, notes: parts.notes, idempotency: IdempotencyStore()), bodyLimit: limit)
     let places = PlacesController(pool: parts.pool, store: parts.places, bodyLimit: limit)
     let events = EventsController(
-        pool: parts.pool, hub: parts.events, log: EventLog(notes: parts.notes, places: parts.places),
+        pool: parts.pool, hub: parts.events, log: EventLog(notes: parts.notes, places: parts.places, tokens: AccessTokenStore()),
         limits: .init(
             replayMax: configuration.events.replayMax, replayPerSecond: configuration.events.replayRate,
             writeTimeout: configuration.events.writeTimeout),

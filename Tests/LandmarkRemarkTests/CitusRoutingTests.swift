@@ -141,14 +141,14 @@ import Testing
                 Self.expectRouted(created, to: port, "create, one note, lock for a change")
 
                 let events = try await Self.record(tenantID: tenantID) { reads in
-                    _ = try await EventLog(notes: store, places: PlaceStore()).read(
+                    _ = try await EventLog(notes: store, places: PlaceStore(), tokens: AccessTokenStore()).read(
                         tenantID: tenantID, viewerID: viewerID, after: 0, upTo: Int64.max / 2, box: nil, on: reads)
                 }
                 Self.expectRouted(events, to: port, "events read")
 
                 let tokens = try await Self.record(tenantID: tenantID) { connection in
                     let hash = Tokens.sha256(writer.accessToken)
-                    _ = try await connection.query(SessionStore.lookupStatement(tenantID: tenantID, hash: hash))
+                    _ = try await connection.query(AccessTokenStore.lookupStatement(tenantID: tenantID, hash: hash))
                     let sessions = SessionStore(accessTokenLifetime: 900, refreshTokenLifetime: 86_400, refreshGraceSeconds: 10)
                     _ = try await sessions.refresh(tenantID: tenantID, refreshToken: writer.refreshToken, on: connection)
                 }

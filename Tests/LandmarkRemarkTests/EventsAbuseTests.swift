@@ -36,7 +36,7 @@ extension EventsTests {
                 """
             return try await pool.withTenantTransaction(tenantID, logger: TestEnvironment.logger) { connection in
                 let before = try await connection.query(touched)[0].decode(Int64.self, column: 0)
-                let batch = try await EventLog(notes: NoteStore(), places: PlaceStore()).read(
+                let batch = try await EventLog(notes: NoteStore(), places: PlaceStore(), tokens: AccessTokenStore()).read(
                     tenantID: tenantID, viewerID: userID, after: after, upTo: upTo, box: emptyOcean, on: connection)
                 let after = try await connection.query(touched)[0].decode(Int64.self, column: 0)
                 return (batch, after - before)

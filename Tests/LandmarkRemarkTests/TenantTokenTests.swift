@@ -130,7 +130,7 @@ import Testing
             try await TestEnvironment.withAppPool { pool in
                 let plan = try await pool.withTransaction(settings: [("app.tenant_id", String(idA))]) { connection in
                     let explain: PostgresQuery = "EXPLAIN (COSTS OFF) "
-                    var statement = explain + SessionStore.lookupStatement(tenantID: idA, hash: hash)
+                    var statement = explain + AccessTokenStore.lookupStatement(tenantID: idA, hash: hash)
                     statement.prepared = false
                     // On Citus the worker's plan, over shards: read as on one server.
                     return PlanText.withoutShardSuffixes(
@@ -141,11 +141,11 @@ import Testing
                 #expect(plan.contains("on session_tokens tok") && plan.contains("Index Cond: ((tenant_id = '\(idA)'::bigint)"), "\(plan)")
                 #expect(!plan.contains("Seq Scan on session_tokens"), "\(plan)")
                 let found = try await pool.withTenantReads(idA, logger: TestEnvironment.logger) {
-                    try await SessionStore.identity(tenantID: idA, accessTokenHash: hash, on: $0)
+                    try await AccessTokenStore().identity(tenantID: idA, accessTokenHash: hash, on: $0)
                 }
                 #expect(found?.username == "planned" && found?.tenantSlug == a)
                 let hidden = try await pool.withTenantReads(idB, logger: TestEnvironment.logger) {
-                    try await SessionStore.identity(tenantID: idA, accessTokenHash: hash, on: $0)
+                    try await AccessTokenStore().identity(tenantID: idA, accessTokenHash: hash, on: $0)
                 }
                 #expect(hidden == nil)
             }

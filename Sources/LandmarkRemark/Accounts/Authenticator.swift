@@ -3,7 +3,7 @@ import Postgres
 
 /// Resolves `Authorization: Bearer lr_at_…` into an `Identity`, or answers `401`.
 ///
-/// The token names its tenant and is looked up there by its SHA-256 (`SessionStore`); a
+/// The token names its tenant and is looked up there by its SHA-256 (`AccessTokenStore`); a
 /// legacy one, without a tenant part, through the SECURITY DEFINER function that finds it
 /// by hash alone. `X-Tenant`, when sent, must name the token's tenant.
 ///
@@ -12,6 +12,7 @@ import Postgres
 struct Authenticator: RouterMiddleware {
     typealias Context = AppRequestContext
     let pool: PostgresPool
+    let tokens = AccessTokenStore()
     var acceptsStreamTickets = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -26,7 +27,7 @@ struct Authenticator: RouterMiddleware {
             found = try await StreamTicketStore.redeem(ticket, on: pool, logger: context.logger)
         } else {
             guard let token = Self.accessToken(request) else { throw AppError.unauthenticated }
-            found = try await SessionStore.identity(accessToken: token, on: pool, logger: context.logger)
+            found = try await tokens.identity(accessToken: token, on: pool, logger: context.logger)
         }
         guard let identity = found else { throw AppError.unauthenticated }
         if let named = request.headers[.xTenant], named != identity.tenantSlug { throw TenantError.mismatch }

@@ -64,7 +64,7 @@ struct StreamTicketStore: Sendable {
             guard let row = spent.first else { return nil }
             let (tokenHash, fresh) = try row.decode((PostgresBytes, Bool).self)
             guard fresh else { return nil }
-            return try await SessionStore.identity(tenantID: tenantID, accessTokenHash: tokenHash.bytes, on: connection)
+            return try await AccessTokenStore().identity(tenantID: tenantID, accessTokenHash: tokenHash.bytes, on: connection)
         }
     }
 

@@ -8,6 +8,8 @@ struct EventLog: Sendable {
     /// Where the current JSON of the notes and places that events name comes from.
     let notes: any CurrentJSONSource
     let places: any CurrentJSONSource
+    /// Whether a stream's access token still admits it (`AccessTokenStore`, from Accounts).
+    let tokens: any LiveTokenCheck
 
     struct Entry: Sendable {
         let id: Int64
@@ -143,7 +145,7 @@ struct EventLog: Sendable {
     /// knows its tenant, so this is the lookup in that tenant alone, for a token of either
     /// form; `reads` has `tenantID` set.
     func isLive(tenantID: Int64, tokenHash: [UInt8], on reads: some PostgresQuerying) async throws -> Bool {
-        try await SessionStore.identity(tenantID: tenantID, accessTokenHash: tokenHash, on: reads) != nil
+        try await tokens.isLive(tenantID: tenantID, accessTokenHash: tokenHash, on: reads)
     }
 
     /// Which horizon the log needs (`event_log_mode`, migration 0018): one for the whole
