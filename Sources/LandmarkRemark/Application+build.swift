@@ -54,7 +54,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     WebAppController(settings: configuration.web).register(on: router)
 
     let limit = configuration.server.bodyLimitBytes
-    let accounts = AccountServices(
+    let accounts = AccountService(
         pool: parts.pool, tenants: parts.tenants, users: parts.users, sessions: parts.sessions, login: parts.login,
         hashing: parts.hashing, identities: parts.identities)
     let auth = AuthController(accounts: accounts, bodyLimit: limit)

@@ -89,7 +89,7 @@ struct ProfileChange: RequestBody {
 }
 
 /// What confirms a change to an account's sign-in methods or its deletion: the password, or
-/// a fresh ID token of one of the account's identities (`AccountServices.confirm`); a guest
+/// a fresh ID token of one of the account's identities (`AccountService.confirm`); a guest
 /// has neither and sends neither.
 struct Confirmation: Sendable {
     let password: String?

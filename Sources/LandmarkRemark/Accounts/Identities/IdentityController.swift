@@ -4,7 +4,7 @@ import Postgres
 /// `POST /v1/auth/id-token` and `/v1/auth/guest` (tenant from `X-Tenant`), and
 /// `POST /v1/me/identities`, `DELETE /v1/me/identities/{provider}` for a signed-in user.
 struct IdentityController {
-    let accounts: AccountServices
+    let accounts: AccountService
     let guestsPerAddressPerHour: Int
     let bodyLimit: Int
 
@@ -25,7 +25,7 @@ struct IdentityController {
     /// Signs in the account of the token's `(provider, sub)`, making it on first sign-in (`201`).
     @Sendable func signIn(_ request: Request, context: AppRequestContext) async throws -> EditedResponse<TokenResponse> {
         var request = request
-        let tenant = try await accounts.tenants.active(named: request.headers[.xTenant], logger: context.logger)
+        let tenant = try await accounts.tenant(named: request.headers[.xTenant], logger: context.logger)
         context.tenantTag.set(tenant.slug)
         let body = try await request.decode(IDTokenBody.self, rules: .signIn, context: context, limit: bodyLimit)
         let (provider, token) = try await identities.verify(
@@ -78,7 +78,7 @@ struct IdentityController {
     /// A guest account: a generated username, no password; a few per client address per hour
     /// (IPv6 by its /64, as failed logins are counted).
     @Sendable func guest(_ request: Request, context: AppRequestContext) async throws -> EditedResponse<TokenResponse> {
-        let tenant = try await accounts.tenants.active(named: request.headers[.xTenant], logger: context.logger)
+        let tenant = try await accounts.tenant(named: request.headers[.xTenant], logger: context.logger)
         context.tenantTag.set(tenant.slug)
         guard tenant.guestsEnabled else { throw IdentityError.guestsDisabled }
         let userAgent = request.headers[.userAgent]
@@ -100,7 +100,7 @@ struct IdentityController {
         var request = request
         let identity = try context.requireIdentity()
         let body = try await request.decode(IDTokenBody.self, rules: .link, context: context, limit: bodyLimit)
-        try await accounts.confirm(identity, with: body.confirmation, context: context)
+        try await accounts.confirm(identity, with: body.confirmation, address: context.clientAddress, logger: context.logger)
         let (provider, token) = try await identities.verify(
             tenantID: identity.tenantID, provider: body.token.provider, idToken: body.token.idToken, nonce: body.token.nonce,
             logger: context.logger)
@@ -127,7 +127,7 @@ struct IdentityController {
         let provider = try context.parameters.require("provider")
         let body = try await request.decode(ConfirmationBody.self, context: context, limit: bodyLimit)
         guard IdentityProvider.nameProblem(provider) == nil else { throw IdentityError.notLinked }
-        try await accounts.confirm(identity, with: body.confirmation, context: context)
+        try await accounts.confirm(identity, with: body.confirmation, address: context.clientAddress, logger: context.logger)
         let store = identities.store
         let appleToken = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
             // Locks the user's row: two unlinks at once cannot both pass the last-method check.

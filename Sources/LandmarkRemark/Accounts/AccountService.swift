@@ -1,0 +1,149 @@
+import Logging
+import Postgres
+
+/// The accounts' workflows: which transaction each runs in, and the steps that span stores
+/// (a sign-up hashes, creates the user and its first session; a password change is
+/// confirmed, then ends the other sessions). The stores only run statements on the
+/// connection they are given; the controllers only translate HTTP.
+struct AccountService: Sendable {
+    let pool: PostgresPool
+    let tenants: TenantStore
+    let users: UserStore
+    let sessions: SessionStore
+    let login: LoginService
+    let hashing: PasswordHashing
+    let identities: IdentityService
+
+    /// The active tenant an unauthenticated call names (`X-Tenant`).
+    func tenant(named slug: String?, logger: Logger) async throws -> Tenant {
+        try await tenants.active(named: slug, logger: logger)
+    }
+
+    // MARK: - Sessions
+
+    /// A new account with a password, and its first session.
+    func signup(_ body: SignupBody, in tenant: Tenant, userAgent: String?, logger: Logger) async throws -> TokenResponse {
+        let hash = try await hashing.hash(body.password)
+        return try await pool.withTenantTransaction(tenant.id, logger: logger) { connection in
+            let user = try await users.create(tenantID: tenant.id, username: body.username, email: body.email, passwordHash: hash, on: connection)
+            let tokens = try await sessions.create(tenantID: tenant.id, userID: user.id, userAgent: userAgent, on: connection)
+            return TokenResponse(user: user, tokens: tokens)
+        }
+    }
+
+    /// A new session for a user whose password checks out (throttled per account and address).
+    func logIn(_ body: LoginBody, in tenant: Tenant, address: String, userAgent: String?, logger: Logger) async throws -> TokenResponse {
+        let user = try await login.verifiedUser(tenantID: tenant.id, login: body.login, password: body.password, address: address, logger: logger)
+        let tokens = try await pool.withTenantTransaction(tenant.id, logger: logger) { connection in
+            try await sessions.create(tenantID: tenant.id, userID: user.id, userAgent: userAgent, on: connection)
+        }
+        return TokenResponse(user: user, tokens: tokens)
+    }
+
+    /// A new pair for a refresh token; a reused one has revoked its session (committed) before `401`.
+    func refresh(_ body: RefreshBody, in tenant: Tenant, logger: Logger) async throws -> TokenResponse {
+        guard body.isPlausible else { throw AccountError.refreshTokenInvalid }
+        let outcome = try await pool.withTenantTransaction(tenant.id, logger: logger) { connection -> (SessionStore.RefreshOutcome, UserRecord?) in
+            let outcome = try await sessions.refresh(tenantID: tenant.id, refreshToken: body.refreshToken, on: connection)
+            guard case .issued(let userID, _) = outcome else { return (outcome, nil) }
+            return (outcome, try await users.find(tenantID: tenant.id, id: userID, on: connection))
+        }
+        switch outcome {
+        case (.issued(_, let tokens), let user?): return TokenResponse(user: user, tokens: tokens)
+        case (.reused, _): throw AccountError.refreshTokenReused
+        default: throw AccountError.refreshTokenInvalid
+        }
+    }
+
+    /// Ends the caller's session, or all of the user's.
+    func logOut(_ identity: Identity, everywhere: Bool, logger: Logger) async throws {
+        try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+            if everywhere {
+                try await sessions.revokeAll(tenantID: identity.tenantID, userID: identity.userID, keeping: nil, reason: "logout_all", on: connection)
+            } else {
+                try await sessions.revoke(tenantID: identity.tenantID, sessionID: identity.sessionID, reason: "logout", on: connection)
+            }
+        }
+    }
+
+    // MARK: - The caller's account
+
+    /// `GET /v1/me`'s document.
+    func me(_ identity: Identity, logger: Logger) async throws -> Me {
+        try await pool.withTenantTransaction(identity.tenantID, logger: logger) { try await me(identity, on: $0) }
+    }
+
+    /// `GET /v1/me`'s document, inside a transaction that changed the account.
+    func me(_ identity: Identity, on connection: PostgresConnection) async throws -> Me {
+        guard var me = try await users.me(tenantID: identity.tenantID, id: identity.userID, on: connection) else {
+            throw AccountError.sessionEnded
+        }
+        me.identities = try await identities.store.identities(tenantID: identity.tenantID, userID: identity.userID, on: connection)
+        return me
+    }
+
+    /// What a profile change is checked against: the caller's name and the tenant's password rule.
+    func changeRules(for identity: Identity, logger: Logger) async throws -> ProfileChange.Rules {
+        guard let tenant = try await tenants.find(id: identity.tenantID, logger: logger) else { throw AccountError.sessionEnded }
+        return ProfileChange.Rules(username: identity.username, minimumPasswordLength: tenant.minPasswordLength)
+    }
+
+    /// Changes email and/or password. A password change is confirmed and ends every other session.
+    func change(_ identity: Identity, to change: ProfileChange, address: String, logger: Logger) async throws -> Me {
+        var newHash: String?
+        if let password = change.password {
+            try await confirm(identity, with: password.confirmation, address: address, logger: logger)
+            newHash = try await hashing.hash(password.new)
+        }
+        return try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+            if case .some(let email) = change.email {
+                try await users.updateEmail(tenantID: identity.tenantID, id: identity.userID, email: email, on: connection)
+            }
+            if let newHash {
+                try await users.updatePasswordHash(tenantID: identity.tenantID, id: identity.userID, hash: newHash, on: connection)
+                try await sessions.revokeAll(
+                    tenantID: identity.tenantID, userID: identity.userID, keeping: identity.sessionID, reason: "password_changed", on: connection)
+            }
+            return try await me(identity, on: connection)
+        }
+    }
+
+    /// Deletes the account once confirmed; sessions, notes and identities go with it, and
+    /// Apple's refresh tokens are revoked at Apple (App Store rule 5.1.1(v)).
+    func delete(_ identity: Identity, confirmedBy confirmation: Confirmation, address: String, logger: Logger) async throws {
+        try await confirm(identity, with: confirmation, address: address, logger: logger)
+        let appleTokens = try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+            let tokens = try await identities.store.appleTokens(tenantID: identity.tenantID, userID: identity.userID, on: connection)
+            try await users.delete(tenantID: identity.tenantID, id: identity.userID, on: connection)
+            return tokens
+        }
+        await identities.revoke(appleTokens, tenantID: identity.tenantID, logger: logger)
+    }
+
+    /// Another user's public profile; `404` for a user who is not there.
+    func profile(of username: String, for identity: Identity, logger: Logger) async throws -> PublicProfile {
+        let profile = try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+            try await users.publicProfile(tenantID: identity.tenantID, username: username, on: connection)
+        }
+        guard let profile else { throw AccountError.userNotFound }
+        return profile
+    }
+
+    /// Confirms a sensitive change (a password change, linking or unlinking a sign-in method,
+    /// deleting the account): by the password (a wrong one is `401` and counts as a failed
+    /// login), or by a fresh ID token of one of the account's own identities. An account with
+    /// neither (a guest) has nothing to confirm with, and its access token is enough; any
+    /// other account without a confirmation is `422`.
+    func confirm(_ identity: Identity, with confirmation: Confirmation, address: String, logger: Logger) async throws {
+        if let password = confirmation.password {
+            _ = try await login.verifiedUser(tenantID: identity.tenantID, login: identity.username, password: password, address: address, logger: logger)
+        } else if let token = confirmation.idToken {
+            try await identities.reauthenticate(identity, provider: token.provider, idToken: token.idToken, nonce: token.nonce, logger: logger)
+        } else {
+            let methods = try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+                try await identities.store.signInMethods(tenantID: identity.tenantID, userID: identity.userID, on: connection)
+            }
+            guard !methods.hasPassword && methods.providers.isEmpty else { throw IdentityError.reauthenticationRequired }
+        }
+    }
+}
