@@ -62,7 +62,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
         accounts: accounts, guestsPerAddressPerHour: configuration.identity.guestsPerAddressPerHour, bodyLimit: limit)
     let users = UsersController(accounts: accounts, bodyLimit: limit)
     let notes = NotesController(notes: NoteService(pool: parts.pool, notes: parts.notes, idempotency: IdempotencyStore()), bodyLimit: limit)
-    let places = PlacesController(pool: parts.pool, store: parts.places, bodyLimit: limit)
+    let places = PlacesController(places: PlaceService(pool: parts.pool, places: parts.places), bodyLimit: limit)
     let events = EventsController(
         pool: parts.pool, hub: parts.events, log: EventLog(notes: parts.notes, places: parts.places, tokens: AccessTokenStore()),
         limits: .init(

@@ -1,10 +1,9 @@
 import Hummingbird
-import Postgres
 
-/// `/v1/places`: default places from the operator, custom ones from users.
+/// `/v1/places`: default places from the operator, custom ones from users. The handlers
+/// translate HTTP; `PlaceService` does the work.
 struct PlacesController {
-    let pool: PostgresPool
-    let store: PlaceStore
+    let places: PlaceService
     let bodyLimit: Int
 
     var endpoints: RouteCollection<AppRequestContext> {
@@ -20,30 +19,18 @@ struct PlacesController {
         var request = request
         let identity = try context.requireIdentity()
         let draft = try await request.decode(PlaceDraft.self, context: context, limit: bodyLimit)
-        let place = try await pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
-            try await store.create(
-                tenantID: identity.tenantID, creatorID: identity.userID, name: draft.name, lat: draft.lat, lng: draft.lng, on: connection)
-        }
+        let place = try await places.create(draft, by: identity, logger: context.logger)
         return EditedResponse(status: .created, headers: [.location: "/v1/places/\(place.id)"], response: place)
     }
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Page<Place> {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
-        let list = try PlaceList(&parameters)
-        return try await pool.withTenantReads(identity.tenantID, logger: context.logger) {
-            try await store.page(list, tenantID: identity.tenantID, viewerID: identity.userID, on: $0)
-        }
+        return try await places.page(try PlaceList(&parameters), for: identity, logger: context.logger)
     }
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Place {
-        let identity = try context.requireIdentity()
-        let id = try Self.id(context)
-        let place = try await pool.withTenantReads(identity.tenantID, logger: context.logger) {
-            try await store.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: $0)
-        }
-        guard let place else { throw PlaceError.notFound }
-        return place
+        try await places.find(try Self.id(context), for: try context.requireIdentity(), logger: context.logger)
     }
 
     /// Renames a custom place; only its creator may, and default places not at all.
@@ -52,22 +39,11 @@ struct PlacesController {
         let identity = try context.requireIdentity()
         let id = try Self.id(context)
         let body = try await request.decode(PlaceRename.self, context: context, limit: bodyLimit)
-        let place = try await pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
-            try await store.requireEditable(tenantID: identity.tenantID, id: id, userID: identity.userID, on: connection)
-            try await store.rename(tenantID: identity.tenantID, id: id, name: body.name, on: connection)
-            return try await store.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: connection)
-        }
-        guard let place else { throw PlaceError.notFound }
-        return place
+        return try await places.rename(id, to: body.name, by: identity, logger: context.logger)
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
-        let identity = try context.requireIdentity()
-        let id = try Self.id(context)
-        try await pool.withTenantTransaction(identity.tenantID, logger: context.logger) { connection in
-            try await store.requireEditable(tenantID: identity.tenantID, id: id, userID: identity.userID, on: connection)
-            try await store.delete(tenantID: identity.tenantID, id: id, on: connection)
-        }
+        try await places.delete(try Self.id(context), by: try context.requireIdentity(), logger: context.logger)
         return .noContent
     }
 
