@@ -59,7 +59,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
         hashing: parts.hashing, identities: parts.identities)
     let auth = AuthController(accounts: accounts, bodyLimit: limit)
     let identities = IdentityController(
-        accounts: accounts, guestsPerAddressPerHour: configuration.identity.guestsPerAddressPerHour, bodyLimit: limit)
+        signIns: SignInService(accounts: accounts, guestsPerAddressPerHour: configuration.identity.guestsPerAddressPerHour), bodyLimit: limit)
     let users = UsersController(accounts: accounts, bodyLimit: limit)
     let notes = NotesController(notes: NoteService(pool: parts.pool, notes: parts.notes, idempotency: IdempotencyStore()), bodyLimit: limit)
     let places = PlacesController(places: PlaceService(pool: parts.pool, places: parts.places), bodyLimit: limit)
