@@ -42,7 +42,7 @@ struct AppParts: Sendable {
             pool: pool, perUser: configuration.events.streamsPerUser, perProcess: configuration.events.streamsPerProcess,
             heartbeat: configuration.events.heartbeat, pollInterval: configuration.events.pollInterval,
             readyTimeout: configuration.events.readyTimeout, logger: logger)
-        tenants = TenantStore(pool: pool)
+        tenants = TenantStore()
         sessions = SessionStore(
             accessTokenLifetime: configuration.accounts.accessTokenLifetime,
             refreshTokenLifetime: configuration.accounts.refreshTokenLifetime,

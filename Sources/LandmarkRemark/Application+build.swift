@@ -63,12 +63,13 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let users = UsersController(accounts: accounts, bodyLimit: limit)
     let notes = NotesController(notes: NoteService(pool: parts.pool, notes: parts.notes, idempotency: IdempotencyStore()), bodyLimit: limit)
     let places = PlacesController(places: PlaceService(pool: parts.pool, places: parts.places), bodyLimit: limit)
+    let tickets = StreamTicketService(pool: parts.pool, lifetime: configuration.events.ticketLifetime)
     let events = EventsController(
         pool: parts.pool, hub: parts.events, log: EventLog(notes: parts.notes, places: parts.places, tokens: AccessTokenStore()),
         limits: .init(
             replayMax: configuration.events.replayMax, replayPerSecond: configuration.events.replayRate,
             writeTimeout: configuration.events.writeTimeout),
-        tickets: StreamTicketStore(pool: parts.pool, lifetime: configuration.events.ticketLifetime))
+        tickets: tickets)
 
     let v1 = router.group("v1")
     v1.addRoutes(auth.endpoints, atPath: "auth")
@@ -82,7 +83,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     authenticated.addRoutes(places.endpoints, atPath: "places")
     authenticated.addRoutes(events.ticketEndpoints, atPath: "events/tickets")
     // The stream alone also opens with a stream ticket, for browsers' EventSource.
-    v1.group().add(middleware: Authenticator(pool: parts.pool, acceptsStreamTickets: true))
+    v1.group().add(middleware: Authenticator(pool: parts.pool, streamTickets: tickets))
         .add(middleware: FairShareMiddleware(shares: parts.shares))
         .addRoutes(events.endpoints, atPath: "events")
     authenticated.addRoutes(notes.endpoints, atPath: "notes")

@@ -16,7 +16,7 @@ struct AccountService: Sendable {
 
     /// The active tenant an unauthenticated call names (`X-Tenant`).
     func tenant(named slug: String?, logger: Logger) async throws -> Tenant {
-        try await tenants.active(named: slug, logger: logger)
+        try await tenants.active(named: slug, on: pool, logger: logger)
     }
 
     // MARK: - Sessions
@@ -84,7 +84,7 @@ struct AccountService: Sendable {
 
     /// What a profile change is checked against: the caller's name and the tenant's password rule.
     func changeRules(for identity: Identity, logger: Logger) async throws -> ProfileChange.Rules {
-        guard let tenant = try await tenants.find(id: identity.tenantID, logger: logger) else { throw AccountError.sessionEnded }
+        guard let tenant = try await tenants.find(id: identity.tenantID, on: pool, logger: logger) else { throw AccountError.sessionEnded }
         return ProfileChange.Rules(username: identity.username, minimumPasswordLength: tenant.minPasswordLength)
     }
 

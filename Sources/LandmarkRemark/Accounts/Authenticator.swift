@@ -8,12 +8,13 @@ import Postgres
 /// by hash alone. `X-Tenant`, when sent, must name the token's tenant.
 ///
 /// On the event stream only, a request without `Authorization` may carry a stream ticket
-/// instead (`?ticket=lr_st_…`, `StreamTicketStore`): browsers' `EventSource` sends no headers.
+/// instead (`?ticket=lr_st_…`, `StreamTicketService`): browsers' `EventSource` sends no headers.
 struct Authenticator: RouterMiddleware {
     typealias Context = AppRequestContext
     let pool: PostgresPool
     let tokens = AccessTokenStore()
-    var acceptsStreamTickets = false
+    /// On the event stream only: the tickets a request may carry instead of a token.
+    var streamTickets: StreamTicketService? = nil
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -23,8 +24,8 @@ struct Authenticator: RouterMiddleware {
 
     func authenticate(_ request: Request, context: Context) async throws -> Identity {
         let found: Identity?
-        if request.headers[.authorization] == nil, acceptsStreamTickets, let ticket = Self.streamTicket(request) {
-            found = try await StreamTicketStore.redeem(ticket, on: pool, logger: context.logger)
+        if request.headers[.authorization] == nil, let streamTickets, let ticket = Self.streamTicket(request) {
+            found = try await streamTickets.redeem(ticket, logger: context.logger)
         } else {
             guard let token = Self.accessToken(request) else { throw AppError.unauthenticated }
             found = try await tokens.identity(accessToken: token, on: pool, logger: context.logger)

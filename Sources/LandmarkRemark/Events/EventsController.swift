@@ -22,7 +22,7 @@ struct EventsController {
     let hub: EventHub
     let log: EventLog
     let limits: Limits
-    let tickets: StreamTicketStore
+    let tickets: StreamTicketService
 
     /// `GET /v1/events`, behind an `Authenticator` that also takes stream tickets.
     var endpoints: RouteCollection<AppRequestContext> {

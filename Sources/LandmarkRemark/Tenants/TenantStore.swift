@@ -10,12 +10,11 @@ struct Tenant: Sendable {
 }
 
 /// Tenants are global rows (no row-level security): the service reads them to
-/// resolve `X-Tenant` before any tenant is set. Operators create them.
+/// resolve `X-Tenant` before any tenant is set, each with one statement on the pool it is
+/// given (no tenant to set, no transaction). Operators create them.
 struct TenantStore: Sendable {
-    let pool: PostgresPool
-
     /// The active tenant an unauthenticated call names with `X-Tenant`.
-    func active(named slug: String?, logger: Logger) async throws -> Tenant {
+    func active(named slug: String?, on pool: PostgresPool, logger: Logger) async throws -> Tenant {
         guard let slug, !slug.isEmpty else { throw TenantError.headerMissing }
         // Slugs are short lowercase names; anything else cannot exist, so skip the query.
         guard slug.utf8.count <= 63 else { throw TenantError.notFound }
@@ -25,7 +24,7 @@ struct TenantStore: Sendable {
         return try Self.tenant(from: row)
     }
 
-    func find(id: Int64, logger: Logger) async throws -> Tenant? {
+    func find(id: Int64, on pool: PostgresPool, logger: Logger) async throws -> Tenant? {
         let rows = try await pool.query("SELECT id, slug, min_password_length, guests_enabled FROM tenants WHERE id = \(id)", logger: logger)
         return try rows.first.map(Self.tenant(from:))
     }
