@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
+# The wire types are generated from the contract: fail first, in a second, when they drifted.
+scripts/generate-wire.py --check
 
 # Two clusters: the one every test uses, and a second one that a test restarts
 # to prove the pool survives it, without disturbing the tests running beside it.

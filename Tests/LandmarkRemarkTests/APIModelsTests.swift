@@ -18,7 +18,7 @@ import Testing
 
     @Test func aNoteAsTheDocumentSaysDecodes() throws {
         let note = try decodeAPI(API.Note.self, from: Self.note)
-        #expect(note.id == "7" && note.author == API.Author(id: "3", username: "alice") && note.placeID == nil && note.distanceM == nil)
+        #expect(note.id == "7" && note.author == API.UserSummary(id: "3", username: "alice") && note.placeID == nil && note.distanceM == nil)
         #expect(try decodeAPI(API.Note.self, from: Self.replacing(#""place_id": null"#, with: #""place_id": "12""#)).placeID == "12")
         #expect(try decodeAPI(API.Note.self, from: Self.replacing(#""lat": -33.8688"#, with: #""lat": -33.8688, "distance_m": 12.5"#)).distanceM == 12.5)
     }

@@ -33,7 +33,7 @@ import Testing
                 .post, "/v1/auth/login", json: ["username": guest.user.username, "password": "guest no more 42"], tenant: tenant)
             #expect(login.status == .ok)
             let notes = try await client.call(.get, "/v1/notes?author=me", token: try login.decode(API.TokenResponse.self).accessToken)
-            #expect(try notes.decode(API.Page<API.Note>.self).items.map(\.body) == ["guest was here"])
+            #expect(try notes.decode(API.NotePage.self).items.map(\.body) == ["guest was here"])
         }
     }
 

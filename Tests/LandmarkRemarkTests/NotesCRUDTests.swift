@@ -22,7 +22,7 @@ import Testing
             #expect(note.body == "Great coffee, ask for the window seat")
             #expect(note.lat == -33.8688)
             #expect(note.lng == 151.2093)
-            #expect(note.author == API.Author(id: alice.userID, username: "alice"))
+            #expect(note.author == API.UserSummary(id: alice.userID, username: "alice"))
             #expect(note.isMine == true)
             #expect(note.visibility == "public")
             #expect(note.placeID == nil)

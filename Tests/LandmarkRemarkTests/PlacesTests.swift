@@ -76,7 +76,7 @@ extension TestClientProtocol {
             #expect(place.kind == "custom")
             #expect(place.noteCount == 0)
             // The creator as a note's author is shown, in every place response.
-            #expect(place.createdBy == API.Author(id: owner.userID, username: "owner"))
+            #expect(place.createdBy == API.UserSummary(id: owner.userID, username: "owner"))
             let id = place.id
             #expect(try await client.call(.patch, "/v1/places/\(id)", json: ["name": "Mine now"], token: other.accessToken).code == "forbidden")
             #expect(try await client.call(.delete, "/v1/places/\(id)", token: other.accessToken).code == "forbidden")

@@ -26,7 +26,7 @@ import Testing
                     return try NoteStore.page(resolved, from: rows, viewerID: viewerID)
                 }
             }
-            pages.append(page.items.map { "\($0.id) \($0.visibility) \($0.distance ?? -1) \($0.createdAt)" })
+            pages.append(page.items.map { "\($0.id) \($0.visibility) \($0.distanceM ?? -1) \($0.createdAt)" })
             cursor = page.nextCursor
         } while cursor != nil && pages.count < maxPages
         return pages

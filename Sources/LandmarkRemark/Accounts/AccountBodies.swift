@@ -5,17 +5,16 @@ struct SignupBody: RequestBody {
     let email: String?
 
     init?(reading body: inout JSONObjectReader, rules tenant: Tenant) {
-        let username = body.string("username")
-        let password = body.string("password")
-        email = body.string("email", required: false, nullable: true)
-        if let username, let problem = Username.problem(username) { body.fail("username", problem) }
+        let request = SignupRequest(reading: &body)
+        email = request.email ?? nil
+        if let username = request.username, let problem = Username.problem(username) { body.fail("username", problem) }
         if let email, let problem = AccountRules.emailProblem(email) { body.fail("email", problem) }
-        if let password {
-            for problem in PasswordPolicy.problems(password, username: username ?? "", minimumLength: tenant.minPasswordLength, field: "password") {
-                body.fail(problem.field, problem.message)
-            }
+        if let password = request.password {
+            let problems = PasswordPolicy.problems(
+                password, username: request.username ?? "", minimumLength: tenant.minPasswordLength, field: "password")
+            for problem in problems { body.fail(problem.field, problem.message) }
         }
-        guard let username, let password, body.errors.isEmpty else { return nil }
+        guard let username = request.username, let password = request.password, body.errors.isEmpty else { return nil }
         (self.username, self.password) = (username, password)
     }
 }
@@ -26,13 +25,14 @@ struct LoginBody: RequestBody {
     let password: String
 
     init?(reading body: inout JSONObjectReader, rules: Void) {
-        let login = body.string("username")
-        let password = body.string("password")
-        if let login, login.isEmpty || login.unicodeScalars.count > 254 { body.fail("username", "must be 1 to 254 characters") }
-        if let password, password.unicodeScalars.count > PasswordPolicy.maximumLength {
+        let request = LoginRequest(reading: &body)
+        if let login = request.username, login.isEmpty || login.unicodeScalars.count > 254 {
+            body.fail("username", "must be 1 to 254 characters")
+        }
+        if let password = request.password, password.unicodeScalars.count > PasswordPolicy.maximumLength {
             body.fail("password", "must be at most \(PasswordPolicy.maximumLength) characters")
         }
-        guard let login, let password, body.errors.isEmpty else { return nil }
+        guard let login = request.username, let password = request.password, body.errors.isEmpty else { return nil }
         (self.login, self.password) = (login, password)
     }
 }
@@ -43,7 +43,7 @@ struct RefreshBody: RequestBody {
     let refreshToken: String
 
     init?(reading body: inout JSONObjectReader, rules: Void) {
-        guard let token = body.string("refresh_token") else { return nil }
+        guard let token = RefreshRequest(reading: &body).refreshToken else { return nil }
         refreshToken = token
     }
 
@@ -63,50 +63,50 @@ struct ProfileChange: RequestBody {
     /// `.none`: keep; `.some(nil)`: remove.
     let email: String??
     /// The new password, and what confirms the change (`password.current` or an ID token).
-    let password: (new: String, confirmation: Confirmation)?
+    let password: (new: String, confirmation: ChangeConfirmation)?
 
     init?(reading body: inout JSONObjectReader, rules: Rules) {
-        let changesEmail = body.contains("email")
-        let email = body.string("email", required: false, nullable: true)
-        if let email, let problem = AccountRules.emailProblem(email) { body.fail("email", problem) }
-        var current: String?
-        var new: String?
-        if var password = body.object("password", required: false) {
-            current = password.string("current", required: false)
-            new = password.string("new")
-            body.absorb(password)
-        }
+        let request = UpdateMeRequest(reading: &body)
+        if let email = request.email ?? nil, let problem = AccountRules.emailProblem(email) { body.fail("email", problem) }
+        let new = request.password?.new
         if let new {
-            for problem in PasswordPolicy.problems(new, username: rules.username, minimumLength: rules.minimumPasswordLength, field: "password.new") {
-                body.fail(problem.field, problem.message)
-            }
+            let problems = PasswordPolicy.problems(
+                new, username: rules.username, minimumLength: rules.minimumPasswordLength, field: "password.new")
+            for problem in problems { body.fail(problem.field, problem.message) }
         }
-        let idToken = IDTokenFields.readConfirmation(from: &body)
+        let idToken = IDTokenFields.confirming(provider: request.provider, idToken: request.idToken, nonce: request.nonce, in: &body)
         guard body.errors.isEmpty else { return nil }
-        self.email = changesEmail ? .some(email) : .none
-        password = new.map { ($0, Confirmation(password: current, idToken: idToken)) }
+        email = request.email
+        password = new.map { ($0, ChangeConfirmation(password: request.password?.current, idToken: idToken)) }
     }
 }
 
 /// What confirms a change to an account's sign-in methods or its deletion: the password, or
 /// a fresh ID token of one of the account's identities (`AccountService.confirm`); a guest
 /// has neither and sends neither.
-struct Confirmation: Sendable {
+struct ChangeConfirmation: Sendable {
     let password: String?
     let idToken: IDTokenFields?
 
-    /// Reads `password` and the ID token's fields from `body`, recording every problem.
-    static func read(from body: inout JSONObjectReader) -> Confirmation {
-        Confirmation(password: body.string("password", required: false), idToken: IDTokenFields.readConfirmation(from: &body))
+    /// The confirmation a `Confirmation` object carries, its problems recorded in `body`
+    /// (under `prefix` when the object is nested, as `confirm` is).
+    init(_ request: Confirmation, in body: inout JSONObjectReader, prefix: String = "") {
+        password = request.password
+        idToken = IDTokenFields.confirming(
+            provider: request.provider, idToken: request.idToken, nonce: request.nonce, in: &body, prefix: prefix)
+    }
+
+    init(password: String?, idToken: IDTokenFields?) {
+        (self.password, self.idToken) = (password, idToken)
     }
 }
 
 /// `DELETE /v1/me` and `DELETE /v1/me/identities/{provider}`: a `Confirmation`; a guest sends `{}`.
 struct ConfirmationBody: RequestBody {
-    let confirmation: Confirmation
+    let confirmation: ChangeConfirmation
 
     init?(reading body: inout JSONObjectReader, rules: Void) {
-        confirmation = Confirmation.read(from: &body)
+        confirmation = ChangeConfirmation(Confirmation(reading: &body), in: &body)
         guard body.errors.isEmpty else { return nil }
     }
 }

@@ -110,7 +110,7 @@ struct AccountService: Sendable {
 
     /// Deletes the account once confirmed; sessions, notes and identities go with it, and
     /// Apple's refresh tokens are revoked at Apple (App Store rule 5.1.1(v)).
-    func delete(_ identity: Identity, confirmedBy confirmation: Confirmation, address: String, logger: Logger) async throws {
+    func delete(_ identity: Identity, confirmedBy confirmation: ChangeConfirmation, address: String, logger: Logger) async throws {
         try await confirm(identity, with: confirmation, address: address, logger: logger)
         let appleTokens = try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
             let tokens = try await identities.store.appleTokens(tenantID: identity.tenantID, userID: identity.userID, on: connection)
@@ -134,7 +134,7 @@ struct AccountService: Sendable {
     /// login), or by a fresh ID token of one of the account's own identities. An account with
     /// neither (a guest) has nothing to confirm with, and its access token is enough; any
     /// other account without a confirmation is `422`.
-    func confirm(_ identity: Identity, with confirmation: Confirmation, address: String, logger: Logger) async throws {
+    func confirm(_ identity: Identity, with confirmation: ChangeConfirmation, address: String, logger: Logger) async throws {
         if let password = confirmation.password {
             _ = try await login.verifiedUser(tenantID: identity.tenantID, login: identity.username, password: password, address: address, logger: logger)
         } else if let token = confirmation.idToken {

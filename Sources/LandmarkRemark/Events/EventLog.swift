@@ -24,16 +24,6 @@ struct EventLog: Sendable {
         let position: Int64
     }
 
-    /// Why a stream cannot resume where the client asked.
-    enum ResetReason: String, Sendable {
-        /// The id is newer than the log (another deployment's, or made up).
-        case unknownPosition = "unknown_position"
-        /// Events after the id were purged (older than the 24-hour retention).
-        case expired
-        /// More events followed than one replay may send.
-        case tooFarBehind = "too_far_behind"
-    }
-
     /// Events sent per batch at most.
     static let batchSize = 500
     /// Ids one statement looks at at most: ids are shared by every tenant, so a window
@@ -74,7 +64,7 @@ struct EventLog: Sendable {
                 guard let place = places[event.object] else { continue }
                 entries.append(Entry(id: event.id, kind: event.kind, data: place))
             default:
-                entries.append(Entry(id: event.id, kind: event.kind, data: Self.deletion(of: event.object)))
+                entries.append(Entry(id: event.id, kind: event.kind, data: DeletedEvent(id: event.object).jsonBytes))
             }
         }
         return Batch(entries: entries, position: position)
@@ -97,15 +87,6 @@ struct EventLog: Sendable {
         return query
     }
 
-    private static func deletion(of id: Int64) -> [UInt8] {
-        var writer = JSONWriter(capacity: 32)
-        writer.object { json in
-            json.key("id")
-            json.quotedInteger(id)
-        }
-        return writer.bytes
-    }
-
     /// Whether a stream may resume after `lastEventID` with its tenant's horizon at `head`:
     /// nil when it may, else why not. A replay is bounded: past `maxReplay` of the
     /// tenant's events the client is told to fetch afresh instead.
@@ -115,7 +96,7 @@ struct EventLog: Sendable {
     /// (its shard moved since), and the mark is the tenant's for that range (`event_purges`).
     func resumeProblem(
         tenantID: Int64, lastEventID: Int64, head: EventHub.Head, maxReplay: Int, on reads: some PostgresQuerying
-    ) async throws -> ResetReason? {
+    ) async throws -> ResetEvent.Reason? {
         if lastEventID > head.id { return .unknownPosition }
         let purged: PostgresRows
         if let floor = head.floor {

@@ -99,8 +99,11 @@ struct EventStream {
 
     /// The `reset` event: the client cannot resume where it asked and must fetch what it
     /// shows afresh; the stream goes on from its tenant's head, whose id this event carries.
-    static func reset(_ reason: EventLog.ResetReason, head: Int64) -> ByteBuffer {
-        ByteBuffer(string: "id: \(head)\nevent: reset\ndata: {\"reason\":\"\(reason.rawValue)\"}\n\n")
+    static func reset(_ reason: ResetEvent.Reason, head: Int64) -> ByteBuffer {
+        var event = ByteBuffer(string: "id: \(head)\nevent: reset\ndata: ")
+        event.writeBytes(ResetEvent(reason: reason).jsonBytes)
+        event.writeString("\n\n")
+        return event
     }
 }
 

@@ -36,11 +36,11 @@ struct EventsController {
             .post(use: issueTicket)
     }
 
-    @Sendable func issueTicket(_ request: Request, context: AppRequestContext) async throws -> EditedResponse<StreamTicketResponse> {
+    @Sendable func issueTicket(_ request: Request, context: AppRequestContext) async throws -> EditedResponse<StreamTicket> {
         let identity = try context.requireIdentity()
         guard let ticket = try await tickets.issue(for: identity, logger: context.logger) else { throw EventError.tooManyTickets }
         // A credential: no cache may keep it.
-        return EditedResponse(status: .created, headers: [.cacheControl: "no-store"], response: StreamTicketResponse(ticket: ticket))
+        return EditedResponse(status: .created, headers: [.cacheControl: "no-store"], response: StreamTicket(ticket: ticket.value, expiresIn: ticket.expiresIn))
     }
 
     @Sendable func stream(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -65,7 +65,7 @@ struct EventsController {
         context.channel.closeFuture.whenComplete { [hub] _ in hub.unsubscribe(subscription.id) }
         let head: EventHub.Head
         let start: Int64
-        let reset: EventLog.ResetReason?
+        let reset: ResetEvent.Reason?
         do {
             // Subscribed first, so nothing that becomes final after the head is read is missed.
             head = try await hub.head(tenantID: identity.tenantID)
@@ -111,20 +111,6 @@ struct EventsController {
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: headers, body: body)
-    }
-}
-
-/// `{"ticket", "expires_in"}`.
-struct StreamTicketResponse: JSONResponse {
-    let ticket: StreamTicketStore.Ticket
-
-    func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.key("expires_in")
-            json.integer(Int64(ticket.expiresIn))
-            json.key("ticket")
-            json.string(ticket.value)
-        }
     }
 }
 

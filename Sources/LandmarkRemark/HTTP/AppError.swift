@@ -3,21 +3,19 @@ import Hummingbird
 /// A failure the client should hear about, rendered as RFC 9457 problem details
 /// by `ProblemMiddleware`. `code` is the stable, machine-readable name of `docs/api.md`'s error table.
 /// The HTTP edge's own problems are here; the features' errors become problems in `Problems+Domain.swift`.
-public struct AppError: Error, Sendable, Equatable {
-    public struct FieldError: Sendable, Equatable {
-        public let field: String
-        public let message: String
-    }
+struct AppError: Error, Sendable, Equatable {
+    /// One field's problem, as `errors` sends it.
+    typealias FieldError = LandmarkRemark.FieldError
 
-    public var status: HTTPResponse.Status
-    public var code: String
-    public var title: String
-    public var detail: String
-    public var errors: [FieldError]
+    var status: HTTPResponse.Status
+    var code: String
+    var title: String
+    var detail: String
+    var errors: [FieldError]
     /// Seconds, for `429` and `503`.
-    public var retryAfter: Int?
+    var retryAfter: Int?
 
-    public init(
+    init(
         _ status: HTTPResponse.Status, code: String, title: String, detail: String,
         errors: [FieldError] = [], retryAfter: Int? = nil
     ) {
@@ -29,50 +27,50 @@ public struct AppError: Error, Sendable, Equatable {
         self.retryAfter = retryAfter
     }
 
-    public static func malformed(_ detail: String) -> AppError {
+    static func malformed(_ detail: String) -> AppError {
         AppError(.badRequest, code: "malformed_request", title: "Malformed request", detail: detail)
     }
 
-    public static func validation(_ errors: [FieldError]) -> AppError {
+    static func validation(_ errors: [FieldError]) -> AppError {
         let detail = errors.map { "\($0.field) \($0.message)" }.joined(separator: "; ")
         return AppError(.unprocessableContent, code: "validation_failed", title: "Validation failed", detail: detail, errors: errors)
     }
 
-    public static func validation(field: String, _ message: String) -> AppError {
+    static func validation(field: String, _ message: String) -> AppError {
         validation([FieldError(field: field, message: message)])
     }
 
-    public static let unauthenticated = AppError(
+    static let unauthenticated = AppError(
         .unauthorized, code: "unauthenticated", title: "Unauthenticated",
         detail: "a valid access token is required (Authorization: Bearer …)")
 
-    public static func forbidden(_ detail: String) -> AppError {
+    static func forbidden(_ detail: String) -> AppError {
         AppError(.forbidden, code: "forbidden", title: "Forbidden", detail: detail)
     }
 
-    public static func notFound(_ what: String) -> AppError {
+    static func notFound(_ what: String) -> AppError {
         AppError(.notFound, code: "not_found", title: "Not found", detail: "\(what) not found")
     }
 
-    public static let payloadTooLarge = AppError(
+    static let payloadTooLarge = AppError(
         .contentTooLarge, code: "payload_too_large", title: "Payload too large",
         detail: "the request body is larger than the server accepts")
 
-    public static let unsupportedMediaType = AppError(
+    static let unsupportedMediaType = AppError(
         .unsupportedMediaType, code: "unsupported_media_type", title: "Unsupported media type",
         detail: "the request body must be application/json")
 
-    public static func rateLimited(retryAfter: Int) -> AppError {
+    static func rateLimited(retryAfter: Int) -> AppError {
         AppError(
             .tooManyRequests, code: "rate_limited", title: "Too many requests",
             detail: "too many attempts; retry after \(retryAfter) seconds", retryAfter: retryAfter)
     }
 
-    public static let internalError = AppError(
+    static let internalError = AppError(
         .internalServerError, code: "internal", title: "Internal error",
         detail: "something went wrong on our side; the request id identifies it in our logs")
 
-    public static func unavailable(retryAfter: Int = 2) -> AppError {
+    static func unavailable(retryAfter: Int = 2) -> AppError {
         AppError(
             .serviceUnavailable, code: "unavailable", title: "Service unavailable",
             detail: "the service is temporarily overloaded or cannot reach its database", retryAfter: retryAfter)
@@ -82,14 +80,14 @@ public struct AppError: Error, Sendable, Equatable {
     /// timeout, and was cancelled: `503 unavailable`, as for an overloaded service, since
     /// retrying later may well work; a request that could never finish in time is refused
     /// up front instead (`422 query_too_broad`).
-    public static let deadlineExceeded = AppError(
+    static let deadlineExceeded = AppError(
         .serviceUnavailable, code: "unavailable", title: "Service unavailable",
         detail: "the request took longer than the service allows and was cancelled; retry later, or narrow it",
         retryAfter: 2)
 
     /// A user, tenant or client address past its share of the database or of password
     /// hashing for longer than the share queue timeout (`FairShares`).
-    public static let shareExceeded = AppError(
+    static let shareExceeded = AppError(
         .tooManyRequests, code: "rate_limited", title: "Too many requests",
         detail: "too many requests at once from this user, tenant or address; retry after 1 second", retryAfter: 1)
 

@@ -50,6 +50,52 @@ struct JSONObjectReader {
         }
     }
 
+    /// A finite number within `range` (a schema's `minimum` and `maximum`).
+    mutating func number(_ name: String, required: Bool = true, in range: ClosedRange<Double>) -> Double? {
+        guard let number = number(name, required: required) else { return nil }
+        guard number.isFinite, range.contains(number) else {
+            fail(name, "must be a number from \(Self.spell(range.lowerBound)) to \(Self.spell(range.upperBound))")
+            return nil
+        }
+        return number
+    }
+
+    /// One of an enumeration's values, by its raw string.
+    mutating func enumeration<Value: RawRepresentable & CaseIterable>(
+        _ name: String, as type: Value.Type, required: Bool = true
+    ) -> Value? where Value.RawValue == String {
+        guard let text = string(name, required: required) else { return nil }
+        guard let value = Value(rawValue: text) else {
+            let names = Value.allCases.map(\.rawValue)
+            let choice = names.count <= 2 ? names.joined(separator: " or ") : "one of " + names.joined(separator: ", ")
+            fail(name, "must be \(choice)")
+            return nil
+        }
+        return value
+    }
+
+    /// An id: a string of decimal digits (`ResourceID`).
+    mutating func id(_ name: String, required: Bool = true) -> Int64? {
+        guard let text = string(name, required: required) else { return nil }
+        guard let id = ResourceID.parse(text) else { fail(name, "must be an id (a string of digits)"); return nil }
+        return id
+    }
+
+    /// A field that may be null, read by `read` otherwise: `.none` when it is absent (or
+    /// `read` recorded a problem), `.some(nil)` for null. PATCH bodies tell the two apart.
+    mutating func nullable<Value>(_ name: String, _ read: (inout JSONObjectReader) -> Value?) -> Value?? {
+        if case .null = fields[name] {
+            self.read.insert(name)
+            return .some(nil)
+        }
+        return read(&self).map { .some($0) }
+    }
+
+    /// `-90` rather than `-90.0` in a message.
+    private static func spell(_ bound: Double) -> String {
+        bound.rounded() == bound && abs(bound) < 1e15 ? String(Int64(bound)) : String(bound)
+    }
+
     mutating func object(_ name: String, required: Bool = true) -> JSONObjectReader? {
         switch value(name, required: required) {
         case .none: return nil

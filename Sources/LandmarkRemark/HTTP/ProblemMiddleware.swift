@@ -75,7 +75,7 @@ struct ProblemMiddleware: RouterMiddleware {
         if problem.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"landmark-remark\"" }
         return Response(
             status: problem.status, headers: headers,
-            body: .init(byteBuffer: ProblemBody(problem: problem, requestID: requestID).jsonBuffer))
+            body: .init(byteBuffer: Problem(problem, requestID: requestID).jsonBuffer))
     }
 
     /// Hummingbird's own errors (no route, body too large, bad method) in our vocabulary.
@@ -93,40 +93,13 @@ struct ProblemMiddleware: RouterMiddleware {
     }
 }
 
-/// RFC 9457 problem details; keys sorted, `errors` only when there are field errors.
-struct ProblemBody: JSONWritable {
-    let problem: AppError
-    let requestID: String
-
-    func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.key("code")
-            json.string(problem.code)
-            json.key("detail")
-            json.string(problem.detail)
-            if !problem.errors.isEmpty {
-                json.key("errors")
-                json.array(problem.errors)
-            }
-            json.key("request_id")
-            json.string(requestID)
-            json.key("status")
-            json.integer(Int64(problem.status.code))
-            json.key("title")
-            json.string(problem.title)
-            json.key("type")
-            json.string("https://landmark-remark.dev/problems/\(problem.code.replacingOccurrences(of: "_", with: "-"))")
-        }
-    }
-}
-
-extension AppError.FieldError: JSONWritable {
-    func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.key("field")
-            json.string(field)
-            json.key("message")
-            json.string(message)
-        }
+extension Problem {
+    /// The problem details of `problem`: `errors` only when there are field errors, and a
+    /// `type` that is the documentation's address of `code`.
+    init(_ problem: AppError, requestID: String) {
+        self.init(
+            type: "https://landmark-remark.dev/problems/\(problem.code.replacingOccurrences(of: "_", with: "-"))",
+            title: problem.title, status: Int(problem.status.code), code: problem.code, detail: problem.detail,
+            errors: problem.errors.isEmpty ? nil : problem.errors, requestID: requestID)
     }
 }

@@ -19,41 +19,6 @@ struct NoteClusters: Sendable {
     /// Web Mercator's latitude limit; notes nearer the poles are drawn at its edge.
     static let mercatorLimit = 85.0511287798066
 
-    struct Cluster: Sendable, JSONWritable {
-        let lat: Double
-        let lng: Double
-        let count: Int
-        /// Only for a cluster of one note.
-        let noteID: Int64?
-
-        func write(to json: inout JSONWriter) {
-            json.object { json in
-                json.key("count")
-                json.integer(Int64(count))
-                json.key("lat")
-                json.number(lat)
-                json.key("lng")
-                json.number(lng)
-                if let noteID {
-                    json.key("note_id")
-                    json.quotedInteger(noteID)
-                }
-            }
-        }
-    }
-
-    /// The body of `GET /v1/notes/clusters`: `{"clusters": […]}`.
-    struct Response: JSONResponse {
-        let clusters: [Cluster]
-
-        func write(to json: inout JSONWriter) {
-            json.object { json in
-                json.key("clusters")
-                json.array(clusters)
-            }
-        }
-    }
-
     var filters: NoteFilters
     let bbox: BoundingBox
     let zoom: Int

@@ -5,39 +5,20 @@ struct NoteDraft: RequestBody, Equatable, JSONWritable {
     let body: String
     let lat: Double
     let lng: Double
-    let visibility: Note.Visibility
+    let visibility: Visibility
     let placeID: Int64?
 
     /// A draft already valid (tests that drive `NoteStore` without HTTP).
-    init(body: String, lat: Double, lng: Double, visibility: Note.Visibility = .public, placeID: Int64? = nil) {
+    init(body: String, lat: Double, lng: Double, visibility: Visibility = .public, placeID: Int64? = nil) {
         (self.body, self.lat, self.lng, self.visibility, self.placeID) = (body, lat, lng, visibility, placeID)
     }
 
     /// Reads and validates the body; every problem is reported at once as `422`.
     init?(reading reader: inout JSONObjectReader, rules: Void) {
-        let rawBody = reader.string("body")
-        var body: String?
-        if let rawBody {
-            switch NoteRules.body(rawBody) {
-            case .success(let trimmed): body = trimmed
-            case .failure(let problem): reader.fail("body", problem.message)
-            }
-        }
-        let coordinates = NoteRules.coordinates(&reader)
-        var visibility = Note.Visibility.public
-        if let raw = reader.string("visibility", required: false) {
-            switch NoteRules.visibility(raw) {
-            case .success(let value): visibility = value
-            case .failure(let problem): reader.fail("visibility", problem.message)
-            }
-        }
-        let placeID = NoteRules.placeID(&reader)
-        guard let body, let coordinates, reader.errors.isEmpty else { return nil }
-        self.body = body
-        self.lat = coordinates.lat
-        self.lng = coordinates.lng
-        self.visibility = visibility
-        self.placeID = placeID ?? nil
+        let request = CreateNoteRequest(reading: &reader)
+        let body = request.body.flatMap { NoteRules.body($0, in: &reader) }
+        guard let body, let lat = request.lat, let lng = request.lng, reader.errors.isEmpty else { return nil }
+        self.init(body: body, lat: lat, lng: lng, visibility: request.visibility ?? .public, placeID: request.placeID ?? nil)
     }
 
     /// What makes two creates "the same request" for `Idempotency-Key`: the validated

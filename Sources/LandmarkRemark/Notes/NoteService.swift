@@ -103,14 +103,14 @@ struct NoteService: Sendable {
     }
 
     /// A page of notes, nearest or newest first.
-    func page(_ list: NoteList, for identity: Identity, logger: Logger) async throws -> Page<Note> {
+    func page(_ list: NoteList, for identity: Identity, logger: Logger) async throws -> NotePage {
         try await pool.withTenantReads(identity.tenantID, logger: logger) {
             try await notes.page(list, tenantID: identity.tenantID, viewerID: identity.userID, on: $0)
         }
     }
 
     /// A page of one author's notes; `404` for a user who is not (or no longer) there.
-    func page(_ list: NoteList, by username: String, for identity: Identity, logger: Logger) async throws -> Page<Note> {
+    func page(_ list: NoteList, by username: String, for identity: Identity, logger: Logger) async throws -> NotePage {
         try await pool.withTenantReads(identity.tenantID, logger: logger) { reads in
             guard try await notes.isActiveAuthor(tenantID: identity.tenantID, username: username, on: reads) else {
                 throw NoteError.unknownAuthor
@@ -120,7 +120,7 @@ struct NoteService: Sendable {
     }
 
     /// Notes inside a box, grouped on the map grid of its zoom.
-    func clusters(_ request: NoteClusters, for identity: Identity, logger: Logger) async throws -> NoteClusters.Response {
+    func clusters(_ request: NoteClusters, for identity: Identity, logger: Logger) async throws -> ClusterList {
         try await pool.withTenantReads(identity.tenantID, logger: logger) {
             try await notes.clusters(request, tenantID: identity.tenantID, viewerID: identity.userID, on: $0)
         }

@@ -2,7 +2,7 @@ import Postgres
 
 extension NoteStore {
     /// Runs a cluster request as the caller's tenant (in its transaction, or as pipelined reads).
-    func clusters(_ request: NoteClusters, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> NoteClusters.Response {
+    func clusters(_ request: NoteClusters, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> ClusterList {
         var request = request
         request.filters = try await resolvingUsernames(request.filters, tenantID: tenantID, on: connection)
         let statement = Self.gridAnswers(request)
@@ -11,9 +11,9 @@ extension NoteStore {
         let rows = try await connection.query(statement)
         let clusters = try rows.map { row in
             let (lat, lng, count, noteID) = try row.decode((Double, Double, Int, Int64?).self)
-            return NoteClusters.Cluster(lat: lat, lng: lng, count: count, noteID: noteID)
+            return Cluster(lat: lat, lng: lng, count: count, noteID: noteID)
         }
-        return NoteClusters.Response(clusters: clusters)
+        return ClusterList(clusters: clusters)
     }
 
     /// One statement: the viewport's visible notes (through the same filters and

@@ -2,7 +2,7 @@ import Postgres
 
 extension NoteStore {
     /// Runs a page of a list as the caller's tenant (in its transaction, or as pipelined reads).
-    func page(_ list: NoteList, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Page<Note> {
+    func page(_ list: NoteList, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> NotePage {
         var list = list
         list.filters = try await resolvingUsernames(list.filters, tenantID: tenantID, on: connection)
         let onWorker = try await workerReads.areDelegated(on: connection)
@@ -11,12 +11,13 @@ extension NoteStore {
     }
 
     /// Cuts the page from the rows of `statement` (the statement's or the function's alike).
-    static func page(_ list: NoteList, from rows: PostgresRows, viewerID: Int64) throws -> Page<Note> {
-        try list.page.page(from: rows, keyColumn: Self.noteColumnCount) { row, distance in
+    static func page(_ list: NoteList, from rows: PostgresRows, viewerID: Int64) throws -> NotePage {
+        let (items, next) = try list.page.page(from: rows, keyColumn: Self.noteColumnCount) { row, distance in
             var note = try Self.note(from: row, viewer: viewerID)
-            note.distance = distance
+            note.distanceM = distance
             return (note, note.id)
         }
+        return NotePage(items: items, nextCursor: next)
     }
 
     /// The page statement: `limit + 1` rows so the caller learns whether more follow.

@@ -40,7 +40,7 @@ struct NoteStore: Sendable {
         let userID = try row.decode(Int64.self, column: 4)
         let author = UserSummary(id: userID, username: try row.decode(String.self, column: 5))
         // The table's CHECK allows only these two.
-        let visibility = Note.Visibility(rawValue: try row.decode(String.self, column: 6)) ?? .private
+        let visibility = Visibility(rawValue: try row.decode(String.self, column: 6)) ?? .private
         let placeID = try row.decode(Int64?.self, column: 7)
         let createdAt = try row.decode(Date.self, column: 8)
         let updatedAt = try row.decode(Date.self, column: 9)

@@ -66,14 +66,14 @@ struct NotesController {
     // MARK: - Lists
 
     /// A page of notes, nearest or newest first.
-    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Page<Note> {
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> NotePage {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         return try await notes.page(try NoteList(&parameters), for: identity, logger: context.logger)
     }
 
     /// The same list with the author fixed by the path; `404` for an unknown user.
-    @Sendable func listByUser(_ request: Request, context: AppRequestContext) async throws -> Page<Note> {
+    @Sendable func listByUser(_ request: Request, context: AppRequestContext) async throws -> NotePage {
         let identity = try context.requireIdentity()
         let username = try context.parameters.require("username")
         guard Username.problem(username) == nil else { throw NoteError.unknownAuthor }
@@ -83,7 +83,7 @@ struct NotesController {
     }
 
     /// Notes inside `bbox`, grouped on the map grid of `zoom`.
-    @Sendable func clusters(_ request: Request, context: AppRequestContext) async throws -> NoteClusters.Response {
+    @Sendable func clusters(_ request: Request, context: AppRequestContext) async throws -> ClusterList {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         return try await notes.clusters(try NoteClusters(&parameters), for: identity, logger: context.logger)

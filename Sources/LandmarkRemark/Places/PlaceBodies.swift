@@ -5,13 +5,9 @@ struct PlaceDraft: RequestBody {
     let lng: Double
 
     init?(reading body: inout JSONObjectReader, rules: Void) {
-        let raw = body.string("name")
-        let name = raw.flatMap(PlaceRules.name)
-        let (lat, lng) = (body.number("lat"), body.number("lng"))
-        if raw != nil, name == nil { body.fail("name", PlaceRules.nameProblem) }
-        if let lat, !(-90...90).contains(lat) { body.fail("lat", "must be from -90 to 90") }
-        if let lng, !(-180...180).contains(lng) { body.fail("lng", "must be from -180 to 180") }
-        guard let name, let lat, let lng, body.errors.isEmpty else { return nil }
+        let request = CreatePlaceRequest(reading: &body)
+        let name = request.name.flatMap { PlaceRules.name($0, in: &body) }
+        guard let name, let lat = request.lat, let lng = request.lng, body.errors.isEmpty else { return nil }
         (self.name, self.lat, self.lng) = (name, lat, lng)
     }
 }
@@ -21,10 +17,7 @@ struct PlaceRename: RequestBody {
     let name: String
 
     init?(reading body: inout JSONObjectReader, rules: Void) {
-        let raw = body.string("name")
-        let name = raw.flatMap(PlaceRules.name)
-        if raw != nil, name == nil { body.fail("name", PlaceRules.nameProblem) }
-        guard let name else { return nil }
+        guard let name = RenamePlaceRequest(reading: &body).name.flatMap({ PlaceRules.name($0, in: &body) }) else { return nil }
         self.name = name
     }
 }

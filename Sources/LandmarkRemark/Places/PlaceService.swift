@@ -14,7 +14,7 @@ struct PlaceService: Sendable {
         }
     }
 
-    func page(_ list: PlaceList, for identity: Identity, logger: Logger) async throws -> Page<Place> {
+    func page(_ list: PlaceList, for identity: Identity, logger: Logger) async throws -> PlacePage {
         try await pool.withTenantReads(identity.tenantID, logger: logger) {
             try await places.page(list, tenantID: identity.tenantID, viewerID: identity.userID, on: $0)
         }

@@ -24,7 +24,8 @@ struct PlaceStore: Sendable {
         let name = try row.decode(String.self, column: 1)
         let lat = try row.decode(Double.self, column: 2)
         let lng = try row.decode(Double.self, column: 3)
-        let kind = try row.decode(String.self, column: 4)
+        // The table's CHECK allows only these two.
+        let kind = Place.Kind(rawValue: try row.decode(String.self, column: 4)) ?? .custom
         let creatorID = try row.decode(Int64?.self, column: 5)
         let noteCount = try row.decode(Int.self, column: 6)
         let createdAt = try row.decode(Date.self, column: 7)

@@ -23,7 +23,7 @@ struct PlacesController {
         return EditedResponse(status: .created, headers: [.location: "/v1/places/\(place.id)"], response: place)
     }
 
-    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Page<Place> {
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> PlacePage {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         return try await places.page(try PlaceList(&parameters), for: identity, logger: context.logger)

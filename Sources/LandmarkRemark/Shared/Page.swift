@@ -1,21 +1,5 @@
 import Postgres
 
-/// The body of every list endpoint: `{"items": […], "next_cursor": string or null}`.
-/// `next_cursor` is always present, null on the last page.
-struct Page<Item: JSONWritable & Sendable>: JSONResponse {
-    let items: [Item]
-    let nextCursor: String?
-
-    func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.key("items")
-            json.array(items)
-            json.key("next_cursor")
-            json.string(nextCursor)
-        }
-    }
-}
-
 /// What page of a list the client asks for: `limit` (1–200, 50 by default) and `cursor`.
 struct PageRequest: Sendable {
     static let defaultLimit = 50
@@ -39,16 +23,18 @@ struct PageRequest: Sendable {
 
     /// Cuts a page from rows fetched with `limit + 1`: each row's item, then its sort key in
     /// column `keyColumn` (the spheroid distance when `nearest`, else `created_at` in
-    /// microseconds). One row more than the page means there is a next page.
+    /// microseconds). One row more than the page means there is a next page. `item` is
+    /// given the distance as the API shows it (`distance_m`: metres rounded to 0.1); the
+    /// cursor keeps the exact one.
     func page<Item>(
-        from rows: PostgresRows, keyColumn: Int, item: (PostgresRow, _ distance: Double?) throws -> (item: Item, id: Int64)
-    ) throws -> Page<Item> {
+        from rows: PostgresRows, keyColumn: Int, item: (PostgresRow, _ shownDistance: Double?) throws -> (item: Item, id: Int64)
+    ) throws -> (items: [Item], nextCursor: String?) {
         var items: [Item] = []
         var last: KeysetCursor.Key?
         for row in rows.prefix(limit) {
             if nearest {
                 let distance = try row.decode(Double.self, column: keyColumn)
-                let (value, id) = try item(row, distance)
+                let (value, id) = try item(row, (distance * 10).rounded() / 10)
                 items.append(value)
                 last = .nearest(distance: distance, id: id)
             } else {
@@ -59,6 +45,6 @@ struct PageRequest: Sendable {
             }
         }
         let next = rows.count > limit ? last.map { KeysetCursor(key: $0).encoded(fingerprint: fingerprint) } : nil
-        return Page(items: items, nextCursor: next)
+        return (items, next)
     }
 }

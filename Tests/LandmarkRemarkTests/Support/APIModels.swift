@@ -4,10 +4,10 @@ import Testing
 
 @testable import LandmarkRemark
 
-// The API's JSON objects as openapi/openapi.json describes them, defined here and only
-// here for the tests: never the service's own Swift types, so a test reads the wire
-// format the way a client does, and a renamed or reshaped internal type cannot make a
-// test agree with the service by construction.
+// The API's JSON objects as openapi/openapi.json describes them, generated from it for the
+// tests (`APIModels+Generated.swift`, by scripts/generate-wire.py): never the service's own
+// Swift types, so a test reads the wire format the way a client does, and a renamed or
+// reshaped internal type cannot make a test agree with the service by construction.
 //
 // Decoding is strict:
 // - a required field that is missing, or has the wrong JSON type, fails to decode;
@@ -72,187 +72,28 @@ enum API {
         static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.text < rhs.text }
         var description: String { text }
     }
+}
 
-    /// A note's `author`, a place's `created_by`.
-    struct Author: APIModel {
-        let id: String
-        let username: String
-    }
+/// `NotePage` and `PlacePage`: a list's items and the cursor of the next page.
+protocol APIPage: APIModel {
+    associatedtype Item: APIModel
+    var items: [Item] { get }
+    var nextCursor: String? { get }
+}
 
-    struct Note: APIModel {
-        let id: String
-        let body: String
-        let lat: Double
-        let lng: Double
-        let author: Author
-        let isMine: Bool
-        let visibility: String
-        @Nullable var placeID: String?
-        let createdAt: Timestamp
-        let updatedAt: Timestamp
-        /// Only when the request gave `near`.
-        let distanceM: Double?
+/// What a list returns pages of, and the page that carries it.
+protocol APIListItem: APIModel {
+    associatedtype Page: APIPage where Page.Item == Self
+}
 
-        enum CodingKeys: String, CodingKey {
-            case id, body, lat, lng, author, visibility
-            case isMine = "is_mine", placeID = "place_id", createdAt = "created_at", updatedAt = "updated_at", distanceM = "distance_m"
-        }
-    }
+extension API.NotePage: APIPage {}
+extension API.PlacePage: APIPage {}
+extension API.Note: APIListItem { typealias Page = API.NotePage }
+extension API.Place: APIListItem { typealias Page = API.PlacePage }
 
-    struct Place: APIModel {
-        let id: String
-        let name: String
-        let lat: Double
-        let lng: Double
-        let kind: String
-        @Nullable var createdBy: Author?
-        let noteCount: Int
-        let createdAt: Timestamp
-        /// Only when the request gave `near`.
-        let distanceM: Double?
-
-        enum CodingKeys: String, CodingKey {
-            case id, name, lat, lng, kind
-            case createdBy = "created_by", noteCount = "note_count", createdAt = "created_at", distanceM = "distance_m"
-        }
-    }
-
-    /// `NotePage` and `PlacePage`.
-    struct Page<Item: APIModel>: APIModel {
-        let items: [Item]
-        @Nullable var nextCursor: String?
-
-        enum CodingKeys: String, CodingKey {
-            case items, nextCursor = "next_cursor"
-        }
-    }
-
-    typealias NotePage = Page<Note>
-    typealias PlacePage = Page<Place>
-
-    struct Cluster: APIModel {
-        let lat: Double
-        let lng: Double
-        let count: Int
-        /// Only on a cluster of one note.
-        let noteID: String?
-
-        enum CodingKeys: String, CodingKey {
-            case lat, lng, count, noteID = "note_id"
-        }
-    }
-
-    struct ClusterList: APIModel {
-        let clusters: [Cluster]
-    }
-
-    struct User: APIModel {
-        let id: String
-        let username: String
-        @Nullable var email: String?
-        let createdAt: Timestamp
-
-        enum CodingKeys: String, CodingKey {
-            case id, username, email, createdAt = "created_at"
-        }
-    }
-
-    struct TokenResponse: APIModel {
-        let user: User
-        let accessToken: String
-        let tokenType: String
-        let expiresIn: Int
-        let refreshToken: String
-
-        enum CodingKeys: String, CodingKey {
-            case user, accessToken = "access_token", tokenType = "token_type", expiresIn = "expires_in", refreshToken = "refresh_token"
-        }
-    }
-
-    /// `POST /v1/events/tickets`.
-    struct StreamTicket: APIModel {
-        let ticket: String
-        let expiresIn: Int
-
-        enum CodingKeys: String, CodingKey {
-            case ticket, expiresIn = "expires_in"
-        }
-    }
-
-    /// `GET /v1/me`.
-    struct Me: APIModel {
-        let id: String
-        let username: String
-        @Nullable var email: String?
-        let createdAt: Timestamp
-        let guest: Bool
-        let hasPassword: Bool
-        let identities: [Identity]
-        let noteCount: Int
-        let placeCount: Int
-
-        enum CodingKeys: String, CodingKey {
-            case id, username, email, createdAt = "created_at", guest, hasPassword = "has_password", identities
-            case noteCount = "note_count", placeCount = "place_count"
-        }
-
-        /// One of `identities`: a linked sign-in method.
-        struct Identity: APIModel {
-            let provider: String
-            @Nullable var email: String?
-            let linkedAt: Timestamp
-
-            enum CodingKeys: String, CodingKey {
-                case provider, email, linkedAt = "linked_at"
-            }
-        }
-    }
-
-    /// `GET /v1/users/{username}`.
-    struct PublicProfile: APIModel {
-        let id: String
-        let username: String
-        let createdAt: Timestamp
-        let noteCount: Int
-
-        enum CodingKeys: String, CodingKey {
-            case id, username, createdAt = "created_at", noteCount = "note_count"
-        }
-    }
-
-    /// RFC 9457 problem details (`application/problem+json`).
-    struct Problem: APIModel {
-        struct FieldError: APIModel {
-            let field: String
-            let message: String
-        }
-
-        let type: String
-        let title: String
-        let status: Int
-        let code: String
-        let detail: String
-        /// On `validation_failed`, `username_taken` and `email_taken`.
-        let errors: [FieldError]?
-        let requestID: String
-
-        enum CodingKeys: String, CodingKey {
-            case type, title, status, code, detail, errors, requestID = "request_id"
-        }
-
-        /// The fields named by `errors`, in order.
-        var fields: [String] { errors?.map(\.field) ?? [] }
-    }
-
-    /// `data` of `note.deleted` and `place.deleted`.
-    struct DeletedEvent: APIModel {
-        let id: String
-    }
-
-    /// `data` of `reset`.
-    struct ResetEvent: APIModel {
-        let reason: String
-    }
+extension API.Problem {
+    /// The fields named by `errors`, in order.
+    var fields: [String] { errors?.map(\.field) ?? [] }
 }
 
 // MARK: - Decoding

@@ -4,25 +4,33 @@ struct IDTokenFields: Sendable {
     let idToken: String
     let nonce: String?
 
-    /// Reads the three fields (`provider` and `id_token` required), recording every problem.
-    static func read(from body: inout JSONObjectReader) -> IDTokenFields? {
-        let provider = body.string("provider")
-        let idToken = body.string("id_token")
-        let nonce = body.string("nonce", required: false)
-        if let provider, let problem = IdentityProvider.nameProblem(provider) { body.fail("provider", problem) }
+    /// Checks the three fields as read (`provider` and `id_token` required), recording every
+    /// problem in `body` (under `prefix`, for a nested object); nil when one is missing or wrong.
+    static func checked(
+        provider: String?, idToken: String?, nonce: String?, in body: inout JSONObjectReader, prefix: String = ""
+    ) -> IDTokenFields? {
+        if let provider, let problem = IdentityProvider.nameProblem(provider) { body.fail(prefix + "provider", problem) }
         if let idToken, idToken.isEmpty || idToken.utf8.count > IDTokenVerifier.maximumTokenBytes {
-            body.fail("id_token", "must be 1 to \(IDTokenVerifier.maximumTokenBytes) bytes")
+            body.fail(prefix + "id_token", "must be 1 to \(IDTokenVerifier.maximumTokenBytes) bytes")
         }
-        if let nonce, nonce.isEmpty || nonce.utf8.count > 512 { body.fail("nonce", "must be 1 to 512 bytes") }
+        if let nonce, nonce.isEmpty || nonce.utf8.count > 512 { body.fail(prefix + "nonce", "must be 1 to 512 bytes") }
         guard let provider, let idToken else { return nil }
         return IDTokenFields(provider: provider, idToken: idToken, nonce: nonce)
     }
 
     /// The same fields confirming a sensitive change (`DELETE /v1/me`, a password change) in the
-    /// change's own body; nil, with nothing recorded, when the body has neither of the first two.
-    static func readConfirmation(from body: inout JSONObjectReader) -> IDTokenFields? {
-        guard body.contains("id_token") || body.contains("provider") else { return nil }
-        return read(from: &body)
+    /// change's own body, where they are optional: nil, with nothing recorded, when neither
+    /// `provider` nor `id_token` was given; with one of them, the other is required.
+    static func confirming(
+        provider: String?, idToken: String?, nonce: String?, in body: inout JSONObjectReader, prefix: String = ""
+    ) -> IDTokenFields? {
+        guard provider != nil || idToken != nil else {
+            if let nonce, nonce.isEmpty || nonce.utf8.count > 512 { body.fail(prefix + "nonce", "must be 1 to 512 bytes") }
+            return nil
+        }
+        if provider == nil { body.fail(prefix + "provider", "is required") }
+        if idToken == nil { body.fail(prefix + "id_token", "is required") }
+        return checked(provider: provider, idToken: idToken, nonce: nonce, in: &body, prefix: prefix)
     }
 }
 
@@ -39,18 +47,23 @@ struct IDTokenBody: RequestBody {
     let username: String?
     let authorizationCode: String?
     /// Linking only; absent, it confirms nothing (enough for a guest only).
-    let confirmation: Confirmation
+    let confirmation: ChangeConfirmation
 
     init?(reading body: inout JSONObjectReader, rules: Rules) {
-        let token = IDTokenFields.read(from: &body)
-        username = rules == .signIn ? body.string("username", required: false) : nil
-        var confirmation = Confirmation(password: nil, idToken: nil)
-        if rules == .link, var nested = body.object("confirm", required: false) {
-            confirmation = Confirmation.read(from: &nested)
-            body.absorb(nested)
+        let token: IDTokenFields?
+        switch rules {
+        case .signIn:
+            let request = IDTokenSignInRequest(reading: &body)
+            token = IDTokenFields.checked(provider: request.provider, idToken: request.idToken, nonce: request.nonce, in: &body)
+            (username, authorizationCode) = (request.username, request.authorizationCode)
+            confirmation = ChangeConfirmation(password: nil, idToken: nil)
+        case .link:
+            let request = LinkIdentityRequest(reading: &body)
+            token = IDTokenFields.checked(provider: request.provider, idToken: request.idToken, nonce: request.nonce, in: &body)
+            (username, authorizationCode) = (nil, request.authorizationCode)
+            confirmation = request.confirm.map { ChangeConfirmation($0, in: &body, prefix: "confirm.") }
+                ?? ChangeConfirmation(password: nil, idToken: nil)
         }
-        self.confirmation = confirmation
-        authorizationCode = body.string("authorization_code", required: false)
         if let username, let problem = Username.problem(username) { body.fail("username", problem) }
         if let code = authorizationCode, code.isEmpty || code.utf8.count > 1024 {
             body.fail("authorization_code", "must be 1 to 1024 bytes")

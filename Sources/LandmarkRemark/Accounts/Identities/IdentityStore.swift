@@ -2,12 +2,6 @@ import Foundation
 import Postgres
 
 /// An identity linked to an account, as `GET /v1/me` shows it.
-struct LinkedIdentity: Sendable {
-    let provider: String
-    let email: String?
-    let linkedAt: Date
-}
-
 /// Apple's refresh token kept for an identity, sealed, with the client id it was issued to.
 struct SealedAppleToken: Sendable {
     let subject: String

@@ -92,7 +92,7 @@ struct SignInService: Sendable {
     }
 
     /// Removes a sign-in method, confirmed, unless it is the account's last; Apple's token is revoked.
-    func unlink(_ provider: String, from identity: Identity, confirmedBy confirmation: Confirmation, address: String, logger: Logger) async throws {
+    func unlink(_ provider: String, from identity: Identity, confirmedBy confirmation: ChangeConfirmation, address: String, logger: Logger) async throws {
         guard IdentityProvider.nameProblem(provider) == nil else { throw IdentityError.notLinked }
         try await accounts.confirm(identity, with: confirmation, address: address, logger: logger)
         let appleToken = try await accounts.pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
