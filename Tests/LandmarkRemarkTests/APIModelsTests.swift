@@ -5,15 +5,25 @@ import Testing
 /// The test models themselves (Support/APIModels.swift): a response that differs from the
 /// document in any field fails to decode, so the tests that read through them can fail.
 @Suite struct APIModelsTests {
-    static let note = #"""
-        {"id": "7", "body": "hi", "lat": -33.8688, "lng": 151.2093, "author": {"id": "3", "username": "alice"},
-         "is_mine": true, "visibility": "public", "place_id": null,
-         "created_at": "2026-11-21T09:30:00.123Z", "updated_at": "2026-11-21T09:30:00.123Z"}
-        """#
+    /// The note the contract gives as its example (`components.schemas.Note.example`), keys
+    /// sorted and without spaces, so the cases below can edit it as text.
+    static let note: String = {
+        let document = try? OpenAPITests.document()
+        let components = document?["components"] as? [String: Any]
+        let example = (components?["schemas"] as? [String: Any])?["Note"].flatMap { ($0 as? [String: Any])?["example"] }
+        let data = example.flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys, .withoutEscapingSlashes]) }
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? "openapi.json has no Note example"
+    }()
 
+    /// `note` with `old` replaced by `new`; both are written as in the docs (`"key": value`).
     static func replacing(_ old: String, with new: String) -> String {
-        #expect(note.contains(old), "the change must apply: \(old)")
+        let (old, new) = (compact(old), compact(new))
+        #expect(note.contains(old), "the change must apply: \(old) in \(note)")
         return note.replacingOccurrences(of: old, with: new)
+    }
+
+    static func compact(_ text: String) -> String {
+        text.replacingOccurrences(of: "\": ", with: "\":").replacingOccurrences(of: ", \"", with: ",\"")
     }
 
     @Test func aNoteAsTheDocumentSaysDecodes() throws {
