@@ -16,8 +16,8 @@ import Testing
             let id = note.id
             #expect(response.headers[.location] == "/v1/notes/\(id)")
             #expect(response.headers[.eTag]?.hasPrefix("\"") == true)
-            // Exactly these keys: `distance_m` only with `near`, `place_id` present and null.
-            #expect(response.jsonValue.keys == ["id", "body", "lat", "lng", "author", "is_mine", "visibility", "place_id", "created_at", "updated_at"])
+            // Exactly the contract's required keys: `distance_m` only with `near`, `place_id` present and null.
+            #expect(response.jsonValue.keys == (try OpenAPITests.requiredKeys(of: "Note")))
             #expect(response.jsonValue["place_id"] == .null)
             #expect(note.body == "Great coffee, ask for the window seat")
             #expect(note.lat == -33.8688)

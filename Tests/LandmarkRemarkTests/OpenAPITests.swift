@@ -18,6 +18,13 @@ import Testing
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
+    /// The fields a schema of the document requires (`components.schemas.<name>.required`).
+    static func requiredKeys(of schema: String) throws -> Set<String> {
+        let components = try #require(try document()["components"] as? [String: Any])
+        let object = try #require((components["schemas"] as? [String: Any])?[schema] as? [String: Any])
+        return Set(try #require(object["required"] as? [String]))
+    }
+
     /// `METHOD /path` for every operation of the document, `{param}` style.
     static func documentedRoutes(_ document: [String: Any]) throws -> Set<String> {
         let paths = try #require(document["paths"] as? [String: [String: Any]])
