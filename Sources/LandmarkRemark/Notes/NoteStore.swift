@@ -46,7 +46,7 @@ struct NoteStore: Sendable {
         let updatedAt = try row.decode(Date.self, column: 9)
         return Note(
             id: id, body: body, lat: lat, lng: lng, author: author, isMine: userID == viewer, visibility: visibility,
-            placeID: placeID, createdAt: createdAt, updatedAt: updatedAt, edited: updatedAt > createdAt)
+            placeID: placeID, createdAt: createdAt, updatedAt: updatedAt)
     }
 
     /// The note if `viewer` may see it (public, or their own).

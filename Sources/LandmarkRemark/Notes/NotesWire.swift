@@ -68,8 +68,6 @@ struct Note: JSONResponse, Equatable {
     var placeID: Int64?
     var createdAt: Date
     var updatedAt: Date
-    /// Whether the note was changed after it was made (`updated_at` later than `created_at`).
-    var edited: Bool
     /// Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
     var distanceM: Double? = nil
 
@@ -85,8 +83,6 @@ struct Note: JSONResponse, Equatable {
                 json.key("distance_m")
                 json.number(distanceM)
             }
-            json.key("edited")
-            json.bool(edited)
             json.key("id")
             json.quotedInteger(id)
             json.key("is_mine")

@@ -87,8 +87,6 @@ extension API {
         @Nullable var placeID: String?
         let createdAt: Timestamp
         let updatedAt: Timestamp
-        /// Whether the note was changed after it was made (`updated_at` later than `created_at`).
-        let edited: Bool
         /// Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
         let distanceM: Double?
 
@@ -103,7 +101,6 @@ extension API {
             case placeID = "place_id"
             case createdAt = "created_at"
             case updatedAt = "updated_at"
-            case edited
             case distanceM = "distance_m"
         }
     }

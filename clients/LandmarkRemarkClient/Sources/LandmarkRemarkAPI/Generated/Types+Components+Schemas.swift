@@ -841,10 +841,6 @@ extension Components {
             public var created_at: Components.Schemas.Timestamp
             /// - Remark: Generated from `#/components/schemas/Note/updated_at`.
             public var updated_at: Components.Schemas.Timestamp
-            /// Whether the note was changed after it was made (`updated_at` later than `created_at`).
-            ///
-            /// - Remark: Generated from `#/components/schemas/Note/edited`.
-            public var edited: Swift.Bool
             /// Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
             ///
             /// - Remark: Generated from `#/components/schemas/Note/distance_m`.
@@ -862,7 +858,6 @@ extension Components {
             ///   - place_id: The note's place (an opaque id like every id), or null.
             ///   - created_at:
             ///   - updated_at:
-            ///   - edited: Whether the note was changed after it was made (`updated_at` later than `created_at`).
             ///   - distance_m: Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
             public init(
                 id: Components.Schemas.Id,
@@ -875,7 +870,6 @@ extension Components {
                 place_id: Swift.String? = nil,
                 created_at: Components.Schemas.Timestamp,
                 updated_at: Components.Schemas.Timestamp,
-                edited: Swift.Bool,
                 distance_m: Swift.Double? = nil
             ) {
                 self.id = id
@@ -888,7 +882,6 @@ extension Components {
                 self.place_id = place_id
                 self.created_at = created_at
                 self.updated_at = updated_at
-                self.edited = edited
                 self.distance_m = distance_m
             }
             public enum CodingKeys: String, CodingKey {
@@ -902,7 +895,6 @@ extension Components {
                 case place_id
                 case created_at
                 case updated_at
-                case edited
                 case distance_m
             }
             public init(from decoder: any Swift.Decoder) throws {
@@ -947,10 +939,6 @@ extension Components {
                     Components.Schemas.Timestamp.self,
                     forKey: .updated_at
                 )
-                self.edited = try container.decode(
-                    Swift.Bool.self,
-                    forKey: .edited
-                )
                 self.distance_m = try container.decodeIfPresent(
                     Swift.Double.self,
                     forKey: .distance_m
@@ -966,7 +954,6 @@ extension Components {
                     "place_id",
                     "created_at",
                     "updated_at",
-                    "edited",
                     "distance_m"
                 ])
             }
