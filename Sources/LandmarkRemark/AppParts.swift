@@ -22,6 +22,8 @@ struct AppParts: Sendable {
     let hashing: PasswordHashing
     let login: LoginService
     let identities: IdentityService
+    /// Where every access token is checked: the authenticator, stream tickets, the event stream.
+    let tokens = AccessTokenStore()
     let notes = NoteStore()
     let places = PlaceStore()
 

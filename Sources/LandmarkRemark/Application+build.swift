@@ -63,27 +63,27 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let users = UsersController(accounts: accounts, bodyLimit: limit)
     let notes = NotesController(notes: NoteService(pool: parts.pool, notes: parts.notes, idempotency: IdempotencyStore()), bodyLimit: limit)
     let places = PlacesController(places: PlaceService(pool: parts.pool, places: parts.places), bodyLimit: limit)
-    let tickets = StreamTicketService(pool: parts.pool, lifetime: configuration.events.ticketLifetime)
+    let tickets = StreamTicketService(pool: parts.pool, lifetime: configuration.events.ticketLifetime, tokens: parts.tokens)
     let events = EventsController(
-        pool: parts.pool, hub: parts.events, log: EventLog(notes: parts.notes, places: parts.places, tokens: AccessTokenStore()),
+        pool: parts.pool, hub: parts.events, log: EventLog(notes: parts.notes, places: parts.places, tokens: parts.tokens),
         limits: .init(
             replayMax: configuration.events.replayMax, replayPerSecond: configuration.events.replayRate,
-            writeTimeout: configuration.events.writeTimeout),
-        tickets: tickets)
+            writeTimeout: configuration.events.writeTimeout))
+    let streamTickets = StreamTicketController(tickets: tickets)
 
     let v1 = router.group("v1")
     v1.addRoutes(auth.endpoints, atPath: "auth")
     v1.addRoutes(identities.signInEndpoints, atPath: "auth")
-    let authenticated = v1.group().add(middleware: Authenticator(pool: parts.pool))
+    let authenticated = v1.group().add(middleware: Authenticator(pool: parts.pool, tokens: parts.tokens))
         .add(middleware: FairShareMiddleware(shares: parts.shares))
     authenticated.addRoutes(auth.authenticatedEndpoints, atPath: "auth")
     authenticated.addRoutes(users.meEndpoints, atPath: "me")
     authenticated.addRoutes(identities.identityEndpoints, atPath: "me/identities")
     authenticated.addRoutes(users.userEndpoints, atPath: "users")
     authenticated.addRoutes(places.endpoints, atPath: "places")
-    authenticated.addRoutes(events.ticketEndpoints, atPath: "events/tickets")
+    authenticated.addRoutes(streamTickets.endpoints, atPath: "events/tickets")
     // The stream alone also opens with a stream ticket, for browsers' EventSource.
-    v1.group().add(middleware: Authenticator(pool: parts.pool, streamTickets: tickets))
+    v1.group().add(middleware: Authenticator(pool: parts.pool, tokens: parts.tokens, streamTickets: tickets))
         .add(middleware: FairShareMiddleware(shares: parts.shares))
         .addRoutes(events.endpoints, atPath: "events")
     authenticated.addRoutes(notes.endpoints, atPath: "notes")

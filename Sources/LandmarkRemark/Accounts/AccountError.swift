@@ -15,4 +15,6 @@ enum AccountError: Error, Equatable {
     case userNotFound
     /// Password hashing is saturated; nothing was checked.
     case hashingBusy
+    /// The access token has as many stream tickets waiting as it may.
+    case tooManyStreamTickets
 }

@@ -12,7 +12,7 @@ import Postgres
 struct Authenticator: RouterMiddleware {
     typealias Context = AppRequestContext
     let pool: PostgresPool
-    let tokens = AccessTokenStore()
+    let tokens: AccessTokenStore
     /// On the event stream only: the tickets a request may carry instead of a token.
     var streamTickets: StreamTicketService? = nil
 

@@ -76,7 +76,7 @@ struct StreamTicketService: Sendable {
     let pool: PostgresPool
     let lifetime: Int
     let tickets = StreamTicketStore()
-    let tokens = AccessTokenStore()
+    let tokens: AccessTokenStore
 
     /// A new ticket for the caller's access token; nil when the token has too many waiting.
     func issue(for identity: Identity, logger: Logger) async throws -> StreamTicketStore.Ticket? {

@@ -84,7 +84,7 @@ extension AppConfiguration {
                 Setting("LR_HASH_CONCURRENCY", allowed: "1 to 256", example: "", help: """
                     How many hashes run at once (empty: the machine's cores).
                     """) { text, configuration in
-                    configuration.accounts.hashConcurrency = try Self.whole(text, "LR_HASH_CONCURRENCY", 1...256)
+                    configuration.accounts.hashConcurrency = try Setting.whole(text, "LR_HASH_CONCURRENCY", 1...256)
                 },
                 .duration("LR_HASH_QUEUE_TIMEOUT_MS", \.accounts.hashQueueTimeout, .milliseconds, 1...600_000, help: """
                     How long a login may queue for hashing before 503.
@@ -223,12 +223,5 @@ extension AppConfiguration {
                     """),
             ]),
         ]
-    }
-
-    static func whole(_ text: String, _ name: String, _ range: ClosedRange<Int>) throws -> Int {
-        guard let number = Int(text), range.contains(number) else {
-            throw ConfigurationError(variable: name, message: "must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
-        }
-        return number
     }
 }

@@ -23,10 +23,18 @@ struct Setting {
         (self.name, self.allowed, self.example, self.emptyIsDefault, self.help, self.read) = (name, allowed, example, emptyIsDefault, help, read)
     }
 
+    /// `text` as a whole number in `range`, or the error that names the variable.
+    static func whole(_ text: String, _ name: String, _ range: ClosedRange<Int>) throws -> Int {
+        guard let number = Int(text), range.contains(number) else {
+            throw ConfigurationError(variable: name, message: "must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+        }
+        return number
+    }
+
     /// A whole number in `range`.
     static func integer(_ name: String, _ path: WritableKeyPath<AppConfiguration, Int>, _ range: ClosedRange<Int>, help: String) -> Setting {
         Setting(name, allowed: "\(range.lowerBound) to \(range.upperBound)", example: "\(AppConfiguration()[keyPath: path])", help: help) {
-            text, configuration in configuration[keyPath: path] = try AppConfiguration.whole(text, name, range)
+            text, configuration in configuration[keyPath: path] = try whole(text, name, range)
         }
     }
 
@@ -35,7 +43,7 @@ struct Setting {
         _ name: String, _ path: WritableKeyPath<AppConfiguration, Duration>, _ unit: DurationUnit, _ range: ClosedRange<Int>, help: String
     ) -> Setting {
         Setting(name, allowed: "\(range.lowerBound) to \(range.upperBound) \(unit.name)", example: "\(unit.count(AppConfiguration()[keyPath: path]))", help: help) {
-            text, configuration in configuration[keyPath: path] = unit.duration(try AppConfiguration.whole(text, name, range))
+            text, configuration in configuration[keyPath: path] = unit.duration(try whole(text, name, range))
         }
     }
 

@@ -2,8 +2,6 @@
 enum EventError: Error, Equatable {
     /// The caller or this process holds as many streams as it may.
     case tooManyStreams
-    /// The access token has as many stream tickets waiting as it may.
-    case tooManyTickets
     /// The service is shutting down, or the log's horizon cannot be read.
     case unavailable
 }

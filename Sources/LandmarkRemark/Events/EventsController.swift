@@ -22,25 +22,11 @@ struct EventsController {
     let hub: EventHub
     let log: EventLog
     let limits: Limits
-    let tickets: StreamTicketService
 
     /// `GET /v1/events`, behind an `Authenticator` that also takes stream tickets.
     var endpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
             .get(use: stream)
-    }
-
-    /// `POST /v1/events/tickets`, with the access token.
-    var ticketEndpoints: RouteCollection<AppRequestContext> {
-        RouteCollection(context: AppRequestContext.self)
-            .post(use: issueTicket)
-    }
-
-    @Sendable func issueTicket(_ request: Request, context: AppRequestContext) async throws -> EditedResponse<StreamTicket> {
-        let identity = try context.requireIdentity()
-        guard let ticket = try await tickets.issue(for: identity, logger: context.logger) else { throw EventError.tooManyTickets }
-        // A credential: no cache may keep it.
-        return EditedResponse(status: .created, headers: [.cacheControl: "no-store"], response: StreamTicket(ticket: ticket.value, expiresIn: ticket.expiresIn))
     }
 
     @Sendable func stream(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -68,6 +68,7 @@ extension AppError {
         case .sessionEnded: .unauthenticated
         case .userNotFound: .notFound("user")
         case .hashingBusy: .unavailable(retryAfter: 1)
+        case .tooManyStreamTickets: .rateLimited(retryAfter: 5)
         }
     }
 
@@ -121,7 +122,6 @@ extension AppError {
     private static func problem(for error: EventError) -> AppError {
         switch error {
         case .tooManyStreams: .rateLimited(retryAfter: 5)
-        case .tooManyTickets: .rateLimited(retryAfter: 5)
         case .unavailable: .unavailable()
         }
     }
