@@ -12,14 +12,31 @@ from support import (
 )
 
 
+def open_map_at_my_position(test, name):
+    """A new user at an isolated spot, the app open on the map with their position shown."""
+    user = User.sign_up(name)
+    here = isolated_spot()
+    driver = open_app_as(test, user, here)
+    show_map(driver)
+    wait_me_marker_at(driver, here)
+    return user, here, driver
+
+
+def open_map_beside_my_note(test, name, text):
+    """A new user with one note 30 m east of them, the map at street zoom around them."""
+    me = User.sign_up(name)
+    here = isolated_spot()
+    note = me.create_note(text, offset(here, east_m=30))
+    driver = open_app_as(test, me, here)
+    show_map(driver)
+    set_zoom(driver, 16, center=here)
+    return me, note, driver
+
+
 class PositionTests(BrowserTestCase):
     def test_my_position_is_followed_until_I_drag_and_the_follow_button_brings_it_back(self):
-        user = User.sign_up("follow")
-        here = isolated_spot()
-        driver = open_app_as(self, user, here)
-        show_map(driver)
+        _, here, driver = open_map_at_my_position(self, "follow")
 
-        wait_me_marker_at(driver, here)
         self.assertEqual(body_data(driver, "following"), "true", "the map follows me at first")
         wait_centered_on(driver, here)
 
@@ -51,11 +68,7 @@ class PositionTests(BrowserTestCase):
 
 class NoteOnMapTests(BrowserTestCase):
     def test_save_a_note_at_my_position(self):
-        user = User.sign_up("athere")
-        here = isolated_spot()
-        driver = open_app_as(self, user, here)
-        show_map(driver)
-        wait_me_marker_at(driver, here)
+        user, here, driver = open_map_at_my_position(self, "athere")
 
         click(driver, "#new-note-button")
         save_note_in_dialog(driver, "Bench with the best view of the bay")
@@ -68,11 +81,7 @@ class NoteOnMapTests(BrowserTestCase):
         wait_pin(driver, note["id"], "mine")
 
     def test_a_note_of_emoji_counts_characters_as_the_service_does(self):
-        user = User.sign_up("emoji")
-        here = isolated_spot()
-        driver = open_app_as(self, user, here)
-        show_map(driver)
-        wait_me_marker_at(driver, here)
+        user, _, driver = open_map_at_my_position(self, "emoji")
         click(driver, "#new-note-button")
         wait_dialog(driver, "#note-dialog")
         # 400 characters outside the Basic Multilingual Plane: 800 UTF-16 units, which a
@@ -98,11 +107,7 @@ class NoteOnMapTests(BrowserTestCase):
                             note_marker_selector(notes[0]["id"])), "a lone surrogate in the pin's label")
 
     def test_save_a_note_by_right_click_on_the_map(self):
-        user = User.sign_up("rightclick")
-        here = isolated_spot()
-        driver = open_app_as(self, user, here)
-        show_map(driver)
-        wait_me_marker_at(driver, here)
+        user, here, driver = open_map_at_my_position(self, "rightclick")
         set_zoom(driver, 16)
 
         size = js(driver, "const s = lrApp.map.getSize(); return [s.x, s.y]")
@@ -152,12 +157,7 @@ class NoteOnMapTests(BrowserTestCase):
         self.assertTrue(displayed(driver, f"{popup} button.note-delete"), "a delete button on my note")
 
     def test_edit_and_delete_my_note(self):
-        me = User.sign_up("editor")
-        here = isolated_spot()
-        note = me.create_note("Open till late", offset(here, east_m=30))
-        driver = open_app_as(self, me, here)
-        show_map(driver)
-        set_zoom(driver, 16, center=here)
+        me, note, driver = open_map_beside_my_note(self, "editor", "Open till late")
 
         popup = open_popup(driver, note["id"])
         click(driver, f"{popup} button.note-edit")
@@ -191,12 +191,7 @@ class NoteOnMapTests(BrowserTestCase):
 
 
     def test_an_edit_made_elsewhere_meanwhile_is_not_overwritten(self):
-        me = User.sign_up("twotabs")
-        here = isolated_spot()
-        note = me.create_note("Kiosk opens at 8", offset(here, east_m=30))
-        driver = open_app_as(self, me, here)
-        show_map(driver)
-        set_zoom(driver, 16, center=here)
+        me, note, driver = open_map_beside_my_note(self, "twotabs", "Kiosk opens at 8")
 
         popup = open_popup(driver, note["id"])
         click(driver, f"{popup} button.note-edit")
@@ -220,12 +215,7 @@ class NoteOnMapTests(BrowserTestCase):
         wait_until(driver, lambda d: me.get_note(note["id"])["body"] == "Kiosk opens at 9", "the second save went through")
 
     def test_a_note_changed_elsewhere_meanwhile_is_not_deleted_unseen(self):
-        me = User.sign_up("deleter")
-        here = isolated_spot()
-        note = me.create_note("Bench by the pond", offset(here, east_m=30))
-        driver = open_app_as(self, me, here)
-        show_map(driver)
-        set_zoom(driver, 16, center=here)
+        me, note, driver = open_map_beside_my_note(self, "deleter", "Bench by the pond")
 
         popup = open_popup(driver, note["id"])
         click(driver, f"{popup} button.note-delete")
