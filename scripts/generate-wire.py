@@ -26,6 +26,8 @@ Rules, the same for every schema:
   (generated once, however many fields use it);
 - a field that is required but may be null is an optional written as `null`; a field that
   is not required is an optional left out when nil; a `const` field is written, not stored;
+- objects alike but for the elements of one array (`NotePage`, `PlacePage`) are one generic
+  type (`Page<Item>`, named by what their names share) and an alias each;
 - ids (`Id`, or strings of pattern `^[0-9]+$`) are `Int64` sent as strings; `Timestamp`
   is `Date`; `integer` is `Int`; `number` is `Double`; a string `enum` is a Swift enum.
 """
@@ -81,6 +83,8 @@ REQUESTS = {
 }
 # Schemas that are another schema under a second name (an event's `data` is the object).
 ALIASES = {"NoteEvent", "PlaceEvent"}
+# The element type of a generic type (`Page<Item>`): objects alike but for one array's elements.
+GENERIC_ITEM = "__Item__"
 # Strings with a format of their own, written as the JSON type they are.
 SCALARS = {"Id", "Timestamp", "Username", "Latitude", "Longitude", "NoteBody", "PlaceName", "ProviderName"}
 
@@ -138,9 +142,41 @@ class Contract:
                 self.types[name] = (self.schemas[name], home)
         for name in list(self.types):
             self.collect(self.types[name][0], self.types[name][1])
+        self.find_generics()
         missing = [name for name in HOMES if name not in self.types]
         if missing:
             sys.exit(f"generate-wire: HOMES names what the contract does not have: {', '.join(missing)}")
+
+    def find_generics(self):
+        """Objects that differ only in the element type of one array (`NotePage`, `PlacePage`)
+        are one generic type (`Page<Item>`) and an alias for each: written once."""
+        families = {}
+        for name, (schema, home) in self.types.items():
+            arrays = [
+                field for field, value in (schema.get("properties") or {}).items()
+                if self.unwrap(value).get("type") == "array" and "$ref" in self.unwrap(value)["items"]
+            ]
+            if len(arrays) != 1 or "enum" in schema:
+                continue
+            canonical = json.loads(json.dumps({k: v for k, v in schema.items() if k != "description"}))
+            element = canonical["properties"][arrays[0]]
+            element = element["allOf"][0] if "allOf" in element else element
+            item = self.ref_name(element["items"])
+            element["items"] = {"$ref": "#/components/schemas/" + GENERIC_ITEM}
+            families.setdefault(json.dumps(canonical, sort_keys=True), []).append((name, home, item, canonical))
+        self.generics = {}
+        self.aliases = {}
+        for members in families.values():
+            if len(members) < 2:
+                continue
+            names = [name for name, _, _, _ in members]
+            suffix = os.path.commonprefix([name[::-1] for name in names])[::-1]
+            generic = suffix[next(i for i, c in enumerate(suffix) if c.isupper()):] if any(c.isupper() for c in suffix) else ""
+            if not generic or generic in self.types:
+                sys.exit(f"generate-wire: {', '.join(names)} are alike but have no common name for one generic type")
+            self.generics[generic] = (members[0][3], HOMES.get(generic, "Shared"), names)
+            for name, home, item, _ in members:
+                self.aliases[name] = (generic, item, home)
 
     def resolve(self, schema):
         """The schema a field's `$ref` (through a one-element `allOf`) names, or the field's own."""
@@ -186,6 +222,8 @@ class Contract:
         if "const" in field:
             return ("const", field["const"], False)
         ref = self.ref_name(field)
+        if ref == GENERIC_ITEM:
+            return ("object", "Item", nullable)
         if ref == "Id":
             return ("id", None, nullable)
         if ref == "Timestamp":
@@ -267,8 +305,10 @@ def service_enum(name, schema, indent):
     return "".join(lines)
 
 
-def service_struct(contract, name, schema):
-    out = [doc(schema.get("description"), ""), f"struct {name}: JSONResponse, Equatable {{\n"]
+def service_struct(contract, name, schema, generic_of=None):
+    declared = f"{name}<Item: JSONWritable & Sendable & Equatable>" if generic_of else name
+    description = schema.get("description") or (f"The shape `{'` and `'.join(generic_of)}` share: they differ only in their items." if generic_of else None)
+    out = [doc(description, ""), f"struct {declared}: JSONResponse, Equatable {{\n"]
     for enum_name, enum_schema in contract.inline_enums(name, schema):
         out.append(service_enum(enum_name, enum_schema, "    "))
         out.append("\n")
@@ -372,11 +412,16 @@ def reader_struct(contract, name, schema, indent=""):
 def service_files(contract):
     files = {}
     for name, (schema, home) in contract.types.items():
-        if "enum" in schema:
+        if name in contract.aliases:
+            generic, item, _ = contract.aliases[name]
+            text = doc(schema.get("description"), "") + f"typealias {name} = {generic}<{item}>\n"
+        elif "enum" in schema:
             text = service_enum(name, schema, "")
         else:
             text = service_struct(contract, name, schema)
         files.setdefault(home, []).append((name, text))
+    for generic, (schema, home, members) in contract.generics.items():
+        files.setdefault(home, []).append((generic, service_struct(contract, generic, schema, generic_of=members)))
     for name, home in REQUESTS.items():
         files.setdefault(home, []).append((name, reader_struct(contract, name, contract.schemas[name])))
     result = {}
@@ -407,15 +452,21 @@ def test_type(kind):
 def test_models(contract):
     out = [HEADER, "\n// The strict models of the objects the service sends (see APIModels.swift).\nextension API {\n"]
     first = True
-    for name in sorted(contract.types):
-        schema, _ = contract.types[name]
+    models = {name: (schema, None) for name, (schema, _) in contract.types.items()}
+    models.update({generic: (schema, members) for generic, (schema, _, members) in contract.generics.items()})
+    for name in sorted(models):
+        schema, generic_of = models[name]
         if "enum" in schema:
             continue
         if not first:
             out.append("\n")
         first = False
+        if name in contract.aliases:
+            generic, item, _ = contract.aliases[name]
+            out.append(doc(schema.get("description"), "    ") + f"    typealias {name} = {generic}<{item}>\n")
+            continue
         out.append(doc(schema.get("description"), "    "))
-        out.append(f"    struct {name}: APIModel {{\n")
+        out.append(f"    struct {name}<Item: APIModel>: APIModel {{\n" if generic_of else f"    struct {name}: APIModel {{\n")
         keys = []
         for field_name, field, required in contract.fields(schema):
             kind = contract.kind(field, name, field_name)

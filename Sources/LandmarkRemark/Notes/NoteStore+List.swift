@@ -12,12 +12,11 @@ extension NoteStore {
 
     /// Cuts the page from the rows of `statement` (the statement's or the function's alike).
     static func page(_ list: NoteList, from rows: PostgresRows, viewerID: Int64) throws -> NotePage {
-        let (items, next) = try list.page.page(from: rows, keyColumn: Self.noteColumnCount) { row, distance in
+        try list.page.page(from: rows, keyColumn: Self.noteColumnCount) { row, distance in
             var note = try Self.note(from: row, viewer: viewerID)
             note.distanceM = distance
             return (note, note.id)
         }
-        return NotePage(items: items, nextCursor: next)
     }
 
     /// The page statement: `limit + 1` rows so the caller learns whether more follow.

@@ -101,20 +101,7 @@ struct Note: JSONResponse, Equatable {
     }
 }
 
-struct NotePage: JSONResponse, Equatable {
-    var items: [Note]
-    /// Pass as `cursor` for the next page; null on the last page.
-    var nextCursor: String?
-
-    func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.key("items")
-            json.array(items)
-            json.key("next_cursor")
-            json.string(nextCursor)
-        }
-    }
-}
+typealias NotePage = Page<Note>
 
 /// Only the fields given change; `{}` changes nothing and returns the note.
 /// Generated: each field as read with its JSON type; nil where it is absent or wrong (the

@@ -4,12 +4,11 @@ extension PlaceStore {
     /// Runs a page of the list as the caller's tenant (in its transaction, or as pipelined reads).
     func page(_ list: PlaceList, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> PlacePage {
         let rows = try await connection.query(Self.statement(list, tenantID: tenantID, viewerID: viewerID))
-        let (items, next) = try list.page.page(from: rows, keyColumn: Self.placeColumnCount) { row, distance in
+        return try list.page.page(from: rows, keyColumn: Self.placeColumnCount) { row, distance in
             var place = try Self.place(from: row)
             place.distanceM = distance
             return (place, place.id)
         }
-        return PlacePage(items: items, nextCursor: next)
     }
 
     /// The page statement: `limit + 1` rows so the caller learns whether more follow.

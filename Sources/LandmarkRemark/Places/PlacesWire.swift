@@ -64,20 +64,7 @@ struct Place: JSONResponse, Equatable {
     }
 }
 
-struct PlacePage: JSONResponse, Equatable {
-    var items: [Place]
-    /// Pass as `cursor` for the next page; null on the last page.
-    var nextCursor: String?
-
-    func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.key("items")
-            json.array(items)
-            json.key("next_cursor")
-            json.string(nextCursor)
-        }
-    }
-}
+typealias PlacePage = Page<Place>
 
 /// Generated: each field as read with its JSON type; nil where it is absent or wrong (the
 /// reader recorded why), and for a field that may be null, `.some(nil)` when it was null.

@@ -28,7 +28,7 @@ struct PageRequest: Sendable {
     /// cursor keeps the exact one.
     func page<Item>(
         from rows: PostgresRows, keyColumn: Int, item: (PostgresRow, _ shownDistance: Double?) throws -> (item: Item, id: Int64)
-    ) throws -> (items: [Item], nextCursor: String?) {
+    ) throws -> Page<Item> {
         var items: [Item] = []
         var last: KeysetCursor.Key?
         for row in rows.prefix(limit) {
@@ -45,6 +45,6 @@ struct PageRequest: Sendable {
             }
         }
         let next = rows.count > limit ? last.map { KeysetCursor(key: $0).encoded(fingerprint: fingerprint) } : nil
-        return (items, next)
+        return Page(items: items, nextCursor: next)
     }
 }

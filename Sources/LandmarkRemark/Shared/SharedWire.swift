@@ -3,6 +3,22 @@
 
 import Foundation
 
+/// The shape `NotePage` and `PlacePage` share: they differ only in their items.
+struct Page<Item: JSONWritable & Sendable & Equatable>: JSONResponse, Equatable {
+    var items: [Item]
+    /// Pass as `cursor` for the next page; null on the last page.
+    var nextCursor: String?
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("items")
+            json.array(items)
+            json.key("next_cursor")
+            json.string(nextCursor)
+        }
+    }
+}
+
 struct UserSummary: JSONResponse, Equatable {
     var id: Int64
     var username: String

@@ -105,8 +105,10 @@ extension API {
         }
     }
 
-    struct NotePage: APIModel {
-        let items: [Note]
+    typealias NotePage = Page<Note>
+
+    struct Page<Item: APIModel>: APIModel {
+        let items: [Item]
         /// Pass as `cursor` for the next page; null on the last page.
         @Nullable var nextCursor: String?
 
@@ -144,16 +146,7 @@ extension API {
         }
     }
 
-    struct PlacePage: APIModel {
-        let items: [Place]
-        /// Pass as `cursor` for the next page; null on the last page.
-        @Nullable var nextCursor: String?
-
-        enum CodingKeys: String, CodingKey {
-            case items
-            case nextCursor = "next_cursor"
-        }
-    }
+    typealias PlacePage = Page<Place>
 
     /// RFC 9457 problem details. `code` is stable and machine-readable; clients switch on it.
     struct Problem: APIModel {

@@ -74,23 +74,6 @@ enum API {
     }
 }
 
-/// `NotePage` and `PlacePage`: a list's items and the cursor of the next page.
-protocol APIPage: APIModel {
-    associatedtype Item: APIModel
-    var items: [Item] { get }
-    var nextCursor: String? { get }
-}
-
-/// What a list returns pages of, and the page that carries it.
-protocol APIListItem: APIModel {
-    associatedtype Page: APIPage where Page.Item == Self
-}
-
-extension API.NotePage: APIPage {}
-extension API.PlacePage: APIPage {}
-extension API.Note: APIListItem { typealias Page = API.NotePage }
-extension API.Place: APIListItem { typealias Page = API.PlacePage }
-
 extension API.Problem {
     /// The fields named by `errors`, in order.
     var fields: [String] { errors?.map(\.field) ?? [] }

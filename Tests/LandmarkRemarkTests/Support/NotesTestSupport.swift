@@ -22,12 +22,12 @@ extension TestClientProtocol {
     }
 
     /// `GET path` expecting `200` and a page of `Item`; returns its items and next cursor.
-    func page<Item: APIListItem>(
+    func page<Item: APIModel>(
         _ path: String, token: String, of type: Item.Type, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> (items: [Item], next: String?) {
         let response = try await call(.get, path, token: token)
         #expect(response.status == .ok, "\(path): \(response.body)", sourceLocation: sourceLocation)
-        let page = try response.decode(Item.Page.self)
+        let page = try response.decode(API.Page<Item>.self)
         return (page.items, page.nextCursor)
     }
 
@@ -37,7 +37,7 @@ extension TestClientProtocol {
     }
 
     /// Walks every page of a list and returns all items in order.
-    func walk<Item: APIListItem>(_ path: String, token: String, limit: Int = 50, of type: Item.Type) async throws -> [Item] {
+    func walk<Item: APIModel>(_ path: String, token: String, limit: Int = 50, of type: Item.Type) async throws -> [Item] {
         var items: [Item] = []
         var cursor: String?
         repeat {
