@@ -123,6 +123,13 @@ def field_doc(contract, field, indent):
     return doc(contract.unwrap(field).get("description") or field.get("description"), indent)
 
 
+def stored(indent, prop, swift, required, nullable, absent, null, always):
+    """One stored property, in the form for a field that may be absent, one that is required
+    but may be null, or one that is always there."""
+    form = absent if not required else null if nullable else always
+    return indent + form.format(prop=prop, type=swift) + "\n"
+
+
 class Contract:
     def __init__(self, document):
         self.schemas = document["components"]["schemas"]
@@ -319,14 +326,9 @@ def service_struct(contract, name, schema, generic_of=None):
         writes.append((field_name, prop, kind, required))
         if kind[0] == "const":
             continue
-        swift = service_type(kind)
         out.append(field_doc(contract, field, "    "))
-        if not required:
-            out.append(f"    var {prop}: {swift}? = nil\n")
-        elif kind[2]:
-            out.append(f"    var {prop}: {swift}?\n")
-        else:
-            out.append(f"    var {prop}: {swift}\n")
+        out.append(stored("    ", prop, service_type(kind), required, kind[2],
+                          "var {prop}: {type}? = nil", "var {prop}: {type}?", "var {prop}: {type}"))
     out.append("\n    func write(to json: inout JSONWriter) {\n        json.object { json in\n")
     for field_name, prop, kind, required in sorted(writes):
         if kind[0] == "const":
@@ -472,14 +474,9 @@ def test_models(contract):
             kind = contract.kind(field, name, field_name)
             prop = camel(field_name)
             keys.append((prop, field_name))
-            swift = test_type(kind)
             out.append(field_doc(contract, field, "        "))
-            if not required:
-                out.append(f"        let {prop}: {swift}?\n")
-            elif kind[2]:
-                out.append(f"        @Nullable var {prop}: {swift}?\n")
-            else:
-                out.append(f"        let {prop}: {swift}\n")
+            out.append(stored("        ", prop, test_type(kind), required, kind[2],
+                              "let {prop}: {type}?", "@Nullable var {prop}: {type}?", "let {prop}: {type}"))
         if any(prop != field_name for prop, field_name in keys):
             out.append("\n        enum CodingKeys: String, CodingKey {\n")
             for prop, field_name in keys:
