@@ -40,6 +40,13 @@ final class LibPQConnection: @unchecked Sendable {
     let cancelThreads: NIOThreadPool
     /// The cancel request in flight for the current statement, if its task was cancelled.
     let pendingCancel = Mutex<Task<Void, Never>?>(nil)
+    /// Whether the server said it is ending the session (an error of severity FATAL or PANIC
+    /// outside any statement: `pg_terminate_backend`, `idle_session_timeout`, shutdown). Its
+    /// socket may stay open a while after that (Citus's coordinator closes its worker
+    /// connections first), so `probeIdle` cannot wait for the close alone.
+    private(set) var serverEndedSession = false
+    /// libpq's own notice receiver, which prints notices on standard error as before.
+    private var libpqNoticeReceiver: PQnoticeReceiver?
 
     /// Connects, blocking, from a `postgres://` URL or `key=value` conninfo; the connection
     /// then runs non-blocking and waits for its socket in `readiness`.
@@ -60,12 +67,26 @@ final class LibPQConnection: @unchecked Sendable {
         self.statementSettings = statementSettings
         self.cancelThreads = cancelThreads
         self.cancelHandle = PQgetCancel(handle)
+        libpqNoticeReceiver = PQsetNoticeReceiver(handle, { context, result in
+            guard let context else { return }
+            let connection = Unmanaged<LibPQConnection>.fromOpaque(context).takeUnretainedValue()
+            connection.noticed(result)
+        }, Unmanaged.passUnretained(self).toOpaque())
         // Results come in binary (`resultFormat` 1), so decoding depends on no setting but the
         // text's encoding (UTF-8); SQL that renders dates as text sees ISO dates in UTC.
         _ = try executeBlocking(simple: "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'")
         if PQsetnonblocking(handle, 1) != 0 {
             throw lostConnection()
         }
+    }
+
+    /// A notice, or an error that came outside any statement (libpq passes those on as notices).
+    private func noticed(_ result: OpaquePointer?) {
+        if let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))) {
+            let text = String(cString: severity)
+            if text == "FATAL" || text == "PANIC" { serverEndedSession = true }
+        }
+        libpqNoticeReceiver?(nil, result)
     }
 
     deinit {
@@ -90,7 +111,7 @@ final class LibPQConnection: @unchecked Sendable {
     /// True when idle outside any transaction with nothing in flight, the only state in
     /// which a connection may go back to the pool.
     var isIdle: Bool {
-        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE && deferredBegin == nil
+        PQstatus(handle) == CONNECTION_OK && !serverEndedSession && PQtransactionStatus(handle) == PQTRANS_IDLE && deferredBegin == nil
             && PQpipelineStatus(handle) == PQ_PIPELINE_OFF
     }
 
@@ -98,10 +119,11 @@ final class LibPQConnection: @unchecked Sendable {
     /// (restart, `pg_terminate_backend`), the socket is readable and libpq
     /// learns of it here rather than in the middle of the next query.
     func probeIdle() -> Bool {
-        // A server that ends a session first sends an error, then closes the socket;
-        // libpq notices the close only on a later read, hence the loop.
+        // A server that ends a session first sends an error of severity FATAL, which libpq
+        // hands to `noticed` outside a statement, then closes the socket (libpq notices the
+        // close only on a later read, hence the loop; and the close may come much later).
         for _ in 0..<3 {
-            guard PQstatus(handle) == CONNECTION_OK else { return false }
+            guard PQstatus(handle) == CONNECTION_OK, !serverEndedSession else { return false }
             var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, 0)
             if ready < 0 { return false }
@@ -110,7 +132,7 @@ final class LibPQConnection: @unchecked Sendable {
             // No connection of ours LISTENs: a notification here is stray and dropped.
             while let notify = PQnotifies(handle) { PQfreemem(notify) }
         }
-        return PQstatus(handle) == CONNECTION_OK
+        return PQstatus(handle) == CONNECTION_OK && !serverEndedSession
     }
 
     // MARK: - Transactions
