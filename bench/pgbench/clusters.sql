@@ -23,7 +23,7 @@ SELECT t.slug, u.id, u.username, s.id
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x5abb3e7078e5efd4bb489f311c008241dcca8cefecdba6c7632fc280869d2af9'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xe0f54ccdb93a0cd299e25e57ce159be5fe8558bd77793826ae0483b72c310499'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
