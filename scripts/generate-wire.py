@@ -326,7 +326,9 @@ def service_struct(contract, name, schema, generic_of=None):
         writes.append((field_name, prop, kind, required))
         if kind[0] == "const":
             continue
-        out.append(field_doc(contract, field, "    "))
+        # An enumeration of the field's own carries the field's description already.
+        if not (kind[0] == "enum" and kind[1] == f"{name}.{pascal(field_name)}"):
+            out.append(field_doc(contract, field, "    "))
         out.append(stored("    ", prop, service_type(kind), required, kind[2],
                           "var {prop}: {type}? = nil", "var {prop}: {type}?", "var {prop}: {type}"))
     out.append("\n    func write(to json: inout JSONWriter) {\n        json.object { json in\n")

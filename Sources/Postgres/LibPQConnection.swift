@@ -44,7 +44,7 @@ final class LibPQConnection: @unchecked Sendable {
     /// outside any statement: `pg_terminate_backend`, `idle_session_timeout`, shutdown). Its
     /// socket may stay open a while after that (Citus's coordinator closes its worker
     /// connections first), so `probeIdle` cannot wait for the close alone.
-    private(set) var serverEndedSession = false
+    private var serverEndedSession = false
     /// libpq's own notice receiver, which prints notices on standard error as before.
     private var libpqNoticeReceiver: PQnoticeReceiver?
 
@@ -111,7 +111,7 @@ final class LibPQConnection: @unchecked Sendable {
     /// True when idle outside any transaction with nothing in flight, the only state in
     /// which a connection may go back to the pool.
     var isIdle: Bool {
-        PQstatus(handle) == CONNECTION_OK && !serverEndedSession && PQtransactionStatus(handle) == PQTRANS_IDLE && deferredBegin == nil
+        isOpen && PQtransactionStatus(handle) == PQTRANS_IDLE && deferredBegin == nil
             && PQpipelineStatus(handle) == PQ_PIPELINE_OFF
     }
 
@@ -123,7 +123,7 @@ final class LibPQConnection: @unchecked Sendable {
         // hands to `noticed` outside a statement, then closes the socket (libpq notices the
         // close only on a later read, hence the loop; and the close may come much later).
         for _ in 0..<3 {
-            guard PQstatus(handle) == CONNECTION_OK, !serverEndedSession else { return false }
+            guard isOpen else { return false }
             var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, 0)
             if ready < 0 { return false }
@@ -132,8 +132,11 @@ final class LibPQConnection: @unchecked Sendable {
             // No connection of ours LISTENs: a notification here is stray and dropped.
             while let notify = PQnotifies(handle) { PQfreemem(notify) }
         }
-        return PQstatus(handle) == CONNECTION_OK && !serverEndedSession
+        return isOpen
     }
+
+    /// Connected, and the server has not said it is ending the session.
+    private var isOpen: Bool { PQstatus(handle) == CONNECTION_OK && !serverEndedSession }
 
     // MARK: - Transactions
 

@@ -99,6 +99,9 @@ struct ChangeConfirmation: Sendable {
     init(password: String?, idToken: IDTokenFields?) {
         (self.password, self.idToken) = (password, idToken)
     }
+
+    /// Nothing confirms the change: enough for a guest only.
+    static let unconfirmed = ChangeConfirmation(password: nil, idToken: nil)
 }
 
 /// `DELETE /v1/me` and `DELETE /v1/me/identities/{provider}`: a `Confirmation`; a guest sends `{}`.

@@ -17,7 +17,6 @@ struct StreamTicketController {
         let identity = try context.requireIdentity()
         guard let ticket = try await tickets.issue(for: identity, logger: context.logger) else { throw AccountError.tooManyStreamTickets }
         // A credential: no cache may keep it.
-        return EditedResponse(
-            status: .created, headers: [.cacheControl: "no-store"], response: StreamTicket(ticket: ticket.value, expiresIn: ticket.expiresIn))
+        return EditedResponse(status: .created, headers: [.cacheControl: "no-store"], response: ticket)
     }
 }

@@ -11,11 +11,6 @@ import Postgres
 /// A URL may end up in a proxy's log or the browser's history, which is why a ticket is
 /// worth nothing by the time anyone could read it there.
 struct StreamTicketStore: Sendable {
-    struct Ticket: Sendable {
-        let value: String
-        let expiresIn: Int
-    }
-
     /// Tickets one access token may have waiting: enough for a page that reconnects, few
     /// enough that a loop cannot fill the table.
     static let outstandingPerToken = 20
@@ -79,12 +74,12 @@ struct StreamTicketService: Sendable {
     let tokens: AccessTokenStore
 
     /// A new ticket for the caller's access token; nil when the token has too many waiting.
-    func issue(for identity: Identity, logger: Logger) async throws -> StreamTicketStore.Ticket? {
+    func issue(for identity: Identity, logger: Logger) async throws -> StreamTicket? {
         let value = Tokens.tenantToken(prefix: StreamTicketStore.prefix, tenantID: identity.tenantID)
         let issued = try await pool.withTenantTransaction(identity.tenantID, logger: logger) {
             try await tickets.issue(value, for: identity, lifetime: lifetime, on: $0)
         }
-        return issued ? StreamTicketStore.Ticket(value: value, expiresIn: lifetime) : nil
+        return issued ? StreamTicket(ticket: value, expiresIn: lifetime) : nil
     }
 
     /// Who a ticket stands for, spending it; nil for a ticket that is unknown, spent, expired,

@@ -24,7 +24,6 @@ struct ResetEvent: JSONResponse, Equatable {
         case tooFarBehind = "too_far_behind"
     }
 
-    /// `unknown_position`: the id is ahead of the log. `expired`: events after it were purged (24-hour retention). `too_far_behind`: more events followed it than one replay sends.
     var reason: ResetEvent.Reason
 
     func write(to json: inout JSONWriter) {

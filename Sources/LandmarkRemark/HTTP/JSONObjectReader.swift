@@ -29,15 +29,14 @@ struct JSONObjectReader {
         return value
     }
 
-    /// A string field. `nullable` lets JSON null through as nil without an error.
-    mutating func string(_ name: String, required: Bool = true, nullable: Bool = false) -> String? {
+    /// A string field (a field that may be null is read through `nullable`).
+    mutating func string(_ name: String, required: Bool = true) -> String? {
         switch value(name, required: required) {
         case .none: return nil
         case .string(let text):
             // U+0000 cannot be stored in PostgreSQL text; refuse it here, by field name.
             guard !text.unicodeScalars.contains("\u{0}") else { fail(name, "must not contain NUL characters"); return nil }
             return text
-        case .null where nullable: return nil
         case .some(let other): fail(name, "must be a string, not \(other.typeName)"); return nil
         }
     }

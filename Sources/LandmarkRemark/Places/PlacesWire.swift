@@ -28,7 +28,6 @@ struct Place: JSONResponse, Equatable {
     var name: String
     var lat: Double
     var lng: Double
-    /// `default`: curated per tenant by an operator. `custom`: added by a user.
     var kind: Place.Kind
     /// The user who added a custom place, as a note's `author` is shown; null for default places and once the creator's account is deleted.
     var createdBy: UserSummary?

@@ -13,7 +13,7 @@ struct IDTokenFields: Sendable {
         if let idToken, idToken.isEmpty || idToken.utf8.count > IDTokenVerifier.maximumTokenBytes {
             body.fail(prefix + "id_token", "must be 1 to \(IDTokenVerifier.maximumTokenBytes) bytes")
         }
-        if let nonce, nonce.isEmpty || nonce.utf8.count > 512 { body.fail(prefix + "nonce", "must be 1 to 512 bytes") }
+        checkNonce(nonce, in: &body, prefix: prefix)
         guard let provider, let idToken else { return nil }
         return IDTokenFields(provider: provider, idToken: idToken, nonce: nonce)
     }
@@ -25,12 +25,16 @@ struct IDTokenFields: Sendable {
         provider: String?, idToken: String?, nonce: String?, in body: inout JSONObjectReader, prefix: String = ""
     ) -> IDTokenFields? {
         guard provider != nil || idToken != nil else {
-            if let nonce, nonce.isEmpty || nonce.utf8.count > 512 { body.fail(prefix + "nonce", "must be 1 to 512 bytes") }
+            checkNonce(nonce, in: &body, prefix: prefix)
             return nil
         }
         if provider == nil { body.fail(prefix + "provider", "is required") }
         if idToken == nil { body.fail(prefix + "id_token", "is required") }
         return checked(provider: provider, idToken: idToken, nonce: nonce, in: &body, prefix: prefix)
+    }
+
+    private static func checkNonce(_ nonce: String?, in body: inout JSONObjectReader, prefix: String) {
+        if let nonce, nonce.isEmpty || nonce.utf8.count > 512 { body.fail(prefix + "nonce", "must be 1 to 512 bytes") }
     }
 }
 
@@ -56,13 +60,12 @@ struct IDTokenBody: RequestBody {
             let request = IDTokenSignInRequest(reading: &body)
             token = IDTokenFields.checked(provider: request.provider, idToken: request.idToken, nonce: request.nonce, in: &body)
             (username, authorizationCode) = (request.username, request.authorizationCode)
-            confirmation = ChangeConfirmation(password: nil, idToken: nil)
+            confirmation = .unconfirmed
         case .link:
             let request = LinkIdentityRequest(reading: &body)
             token = IDTokenFields.checked(provider: request.provider, idToken: request.idToken, nonce: request.nonce, in: &body)
             (username, authorizationCode) = (nil, request.authorizationCode)
-            confirmation = request.confirm.map { ChangeConfirmation($0, in: &body, prefix: "confirm.") }
-                ?? ChangeConfirmation(password: nil, idToken: nil)
+            confirmation = request.confirm.map { ChangeConfirmation($0, in: &body, prefix: "confirm.") } ?? .unconfirmed
         }
         if let username, let problem = Username.problem(username) { body.fail("username", problem) }
         if let code = authorizationCode, code.isEmpty || code.utf8.count > 1024 {
