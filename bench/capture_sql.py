@@ -105,10 +105,10 @@ def parse(text):
 
 # What replicas run on their own timers, not for a request: the event log's horizon (polled
 # every 100 ms; per tenant on Citus) and retention; what a replica asks once (whether the
-# tenant functions are delegated); and on Citus the coordinator's deadlock detector, which asks each node
+# statement functions are installed, every 30 s); and on Citus the coordinator's deadlock detector, which asks each node
 # for its lock waits every 2 s. The log interleaves them with the request's statements.
 BACKGROUND = ("event_ids_after(", "event_log_start(", "event_log_mode(", "event_probe(",
-              "purge_expired(", "purge_events(", "fold_note_grid(", "tenant_functions_delegated(",
+              "purge_expired(", "purge_events(", "fold_note_grid(", "statement_functions(",
               "dump_local_wait_edges(")
 
 

@@ -37,11 +37,15 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
     }
 
     /// The SQL text with `$1`, `$2`, … in place of the values.
-    public var sql: String {
+    public var sql: String { sql(numberingFrom: 1) }
+
+    /// The SQL text with `$first`, `$(first + 1)`, … in place of the values: for a function
+    /// body whose own arguments come before the statement's.
+    func sql(numberingFrom first: Int) -> String {
         guard !binds.isEmpty else { return template }
         var rendered = [UInt8]()
         rendered.reserveCapacity(template.utf8.count + binds.count * 3)
-        var number = 0
+        var number = first - 1
         for byte in template.utf8 {
             if byte == 0 {
                 number += 1
@@ -58,6 +62,12 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
     public mutating func append(_ other: PostgresQuery) {
         template += other.template
         binds += other.binds
+    }
+
+    /// Appends one parameter as it is (its type and value).
+    mutating func append(bind: PostgresBind) {
+        template.append(Self.placeholder)
+        binds.append(bind)
     }
 
     public static func + (lhs: PostgresQuery, rhs: PostgresQuery) -> PostgresQuery {

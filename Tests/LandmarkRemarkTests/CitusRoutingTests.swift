@@ -117,8 +117,8 @@ import Testing
                     }
                     Self.expectRouted(plans, to: port, "\(shape) (\(query))")
                     if Self.onCitus && (shape == "nearest" || shape == "search") {
-                        // Delegated whole, so that it reads as its owner there (migration 0020).
-                        #expect(plans.contains { $0.sql.contains("notes_nearest(") || $0.sql.contains("notes_search(") }, "\(shape): not the delegated function")
+                        // Delegated whole, as its function, so that it reads as its owner there (migration 0022).
+                        #expect(plans.contains { $0.sql.contains("\(WorkerReads.prefix)_") }, "\(shape): not the delegated function")
                     }
                 }
 

@@ -3,13 +3,18 @@ import HummingbirdTesting
 import Postgres
 import Testing
 
-/// `notes_nearest()` and `notes_search()` (migration 0020), which the service calls on Citus
-/// for unfiltered nearest pages and plain text searches, give page for page what the
-/// statements give, on either database; and as their owner's functions they still keep to
-/// the caller's tenant.
+/// The list statements that read on the tenant's worker on Citus (`WorkerReads`) run through
+/// their functions (migration 0022, installed as `distribute` does), page for page as they
+/// run as statements, on either database; every shape the service may send has its function;
+/// and as their owner's functions they still keep to the caller's tenant.
 @Suite(.timeLimit(.minutes(5))) struct WorkerCallTests {
+    /// Installs the functions as `distribute` does (on Citus they are there already).
+    static func install() async throws {
+        _ = try await TestEnvironment.withOwnerPool { try await AdminStore(pool: $0).installStatementFunctions() }
+    }
+
     /// The first `maxPages` pages of `query` as ids, visibilities and sort keys, walked
-    /// through the call or the statement.
+    /// through the function or the statement.
     static func walk(_ query: String, tenantID: Int64, viewerID: Int64, call: Bool, maxPages: Int = 200) async throws -> [[String]] {
         var pages: [[String]] = []
         var cursor: String?
@@ -20,9 +25,10 @@ import Testing
                 try await pool.withTransaction(settings: [("app.tenant_id", String(tenantID))]) { connection in
                     var resolved = list
                     resolved.filters = try await NoteStore().resolvingUsernames(list.filters, tenantID: tenantID, on: connection)
-                    #expect(NoteStore.workerCall(resolved, tenantID: tenantID, viewerID: viewerID) != nil, "\(query) has no call")
-                    let rows = try await connection.query(
-                        NoteStore.statement(resolved, tenantID: tenantID, viewerID: viewerID, onWorker: call))
+                    #expect(WorkerReads.readOnWorker(resolved.filters), "\(query) does not read on the worker")
+                    let statement = NoteStore.statement(resolved, tenantID: tenantID, viewerID: viewerID)
+                    let function = PostgresStatementFunction(prefix: WorkerReads.prefix, statement: statement)
+                    let rows = try await connection.query(call ? function.call(routedBy: tenantID) : statement)
                     return try NoteStore.page(resolved, from: rows, viewerID: viewerID)
                 }
             }
@@ -34,6 +40,7 @@ import Testing
 
     static func expectSamePages(_ query: String, tenantID: Int64, viewerID: Int64, maxPages: Int = 200) async throws {
         let statement = try await walk(query, tenantID: tenantID, viewerID: viewerID, call: false, maxPages: maxPages)
+        try await install()
         let call = try await walk(query, tenantID: tenantID, viewerID: viewerID, call: true, maxPages: maxPages)
         #expect(statement.joined().count > 0, "\(query): nothing to compare")
         #expect(call == statement, "\(query): the call's pages differ from the statement's")
@@ -93,6 +100,7 @@ import Testing
             try await Self.expectSamePages("q=bobcat&limit=40", tenantID: tenantID, viewerID: viewer, maxPages: 3)
             try await Self.expectSamePages("q=kestrel&in=body&limit=10", tenantID: tenantID, viewerID: viewer)
             // LIKE's own characters are text: no note has a literal "%".
+            try await Self.install()
             let none = try await Self.walk("q=note%2050%25&limit=10", tenantID: tenantID, viewerID: viewer, call: true)
             #expect(none == [[]])
         }
@@ -101,27 +109,61 @@ import Testing
     @Test func keepToTheCallersTenant() async throws {
         let (mine, theirs) = (try await TestEnvironment.makeTenant(), try await TestEnvironment.makeTenant())
         let (myID, theirID) = (try await NotesFixture.tenantID(mine), try await NotesFixture.tenantID(theirs))
+        try await Self.install()
         try await withApp { client in
             let writer = try await client.signup("writer", tenant: theirs)
             try await client.createNote(writer, "not yours", lat: 1, lng: 1)
-            let calls: [PostgresQuery] = [
-                "SELECT count(*) FROM notes_nearest(\(theirID), 0, 1, 1, NULL, 10, NULL, NULL)",
-                "SELECT count(*) FROM notes_search(\(theirID), 0, '%yours%', NULL, 10, NULL, NULL)",
-            ]
-            for call in calls {
+            for query in ["near=1,1", "q=yours"] {
+                var parameters = try QueryParameters(query: query)
+                var list = try NoteList(&parameters)
+                list.filters.search?.userIDs = []
+                // Their tenant named in the call and in the statement, as a hostile caller could.
+                let statement = NoteStore.statement(list, tenantID: theirID, viewerID: 0)
+                let call = PostgresStatementFunction(prefix: WorkerReads.prefix, statement: statement).call(routedBy: theirID)
                 let counts = try await TestEnvironment.withAppPool { pool in
-                    // Their tenant named in the call while the caller's tenant is mine; no tenant set; theirs.
+                    // The caller's tenant is mine; none; theirs.
                     let asMine = try await pool.withTransaction(settings: [("app.tenant_id", String(myID))]) { connection in
-                        try await connection.query(call)[0].decode(Int64.self, column: 0)
+                        try await connection.query(call).count
                     }
-                    let asNobody = try await pool.query(call)[0].decode(Int64.self, column: 0)
+                    let asNobody = try await pool.query(call).count
                     let asTheirs = try await pool.withTransaction(settings: [("app.tenant_id", String(theirID))]) { connection in
-                        try await connection.query(call)[0].decode(Int64.self, column: 0)
+                        try await connection.query(call).count
                     }
                     return [asMine, asNobody, asTheirs]
                 }
-                #expect(counts == [0, 0, 1], "\(call.sql)")
+                #expect(counts == [0, 0, 1], "\(query)")
             }
         }
+    }
+
+    /// Whatever a client asks, a list that reads on the worker sends a statement that
+    /// `distribute` installed: limits, radii, cursors, LIKE's characters, scripts, names found.
+    @Test func everyShapeTheServiceSendsIsInstalled() throws {
+        let installed = Set(try WorkerReads.statements().map { PostgresStatementFunction(prefix: WorkerReads.prefix, statement: $0).name })
+        #expect(installed.count == 8)
+        var checked = 0
+        for base in ["near=-33.8,151.2", "near=0,0&radius_m=50000", "near=89.9,179.9&radius_m=1", "q=abc", "q=100%25_off%5Cnow&in=body",
+                     "q=%E6%9D%B1%E4%BA%AC%E3%82%BF&in=all", "q=caf%C3%A9"] {
+            for limit in [1, 50, 200] {
+                var parameters = try QueryParameters(query: base + "&limit=\(limit)")
+                let first = try NoteList(&parameters)
+                let key: KeysetCursor.Key = first.filters.near != nil ? .nearest(distance: 1234.5, id: 99) : .newest(createdMicros: 7, id: 8)
+                let cursor = KeysetCursor(key: key).encoded(fingerprint: first.page.fingerprint)
+                var resumedParameters = try QueryParameters(query: base + "&limit=\(limit)&cursor=\(cursor)")
+                let resumed = try NoteList(&resumedParameters)
+                for var list in [first, resumed] {
+                    for names in [[], [5], Array(1...500)] as [[Int64]] {
+                        // As `resolvingUsernames` leaves them: bodies alone look up no names.
+                        if list.filters.search?.field == .all { list.filters.search?.userIDs = names }
+                        #expect(WorkerReads.readOnWorker(list.filters))
+                        let name = PostgresStatementFunction(
+                            prefix: WorkerReads.prefix, statement: NoteStore.statement(list, tenantID: 42, viewerID: 7)).name
+                        #expect(installed.contains(name), "\(base) limit \(limit) names \(names.count): not installed")
+                        checked += 1
+                    }
+                }
+            }
+        }
+        #expect(checked == 7 * 3 * 2 * 3)
     }
 }

@@ -5,12 +5,13 @@ extension NoteStore {
     func page(_ list: NoteList, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> NotePage {
         var list = list
         list.filters = try await resolvingUsernames(list.filters, tenantID: tenantID, on: connection)
-        let onWorker = try await workerReads.areDelegated(on: connection)
-        let rows = try await connection.query(Self.statement(list, tenantID: tenantID, viewerID: viewerID, onWorker: onWorker))
+        let statement = try await workerReads.statement(
+            Self.statement(list, tenantID: tenantID, viewerID: viewerID), for: list.filters, tenantID: tenantID, on: connection)
+        let rows = try await connection.query(statement)
         return try Self.page(list, from: rows, viewerID: viewerID)
     }
 
-    /// Cuts the page from the rows of `statement` (the statement's or the function's alike).
+    /// Cuts the page from the rows of `statement` (sent as it is, or through its function on Citus).
     static func page(_ list: NoteList, from rows: PostgresRows, viewerID: Int64) throws -> NotePage {
         try list.page.page(from: rows, keyColumn: Self.noteColumnCount) { row, distance in
             var note = try Self.note(from: row, viewer: viewerID)
@@ -20,11 +21,9 @@ extension NoteStore {
     }
 
     /// The page statement: `limit + 1` rows so the caller learns whether more follow.
-    /// `onWorker`: as a function call where the shape has one (`workerCall`; on Citus).
-    static func statement(_ list: NoteList, tenantID: Int64, viewerID: Int64, onWorker: Bool = false) -> PostgresQuery {
+    static func statement(_ list: NoteList, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         let filters = list.filters
-        var query = (onWorker ? workerCall(list, tenantID: tenantID, viewerID: viewerID) : nil)
-            ?? filters.near.map { nearestStatement(list, from: $0, tenantID: tenantID, viewerID: viewerID) }
+        var query = filters.near.map { nearestStatement(list, from: $0, tenantID: tenantID, viewerID: viewerID) }
             ?? newestStatement(list, tenantID: tenantID, viewerID: viewerID)
         // A walking newest-first page decides between its plans as it runs, so one plan fits
         // every pattern and planning it once per connection saves ~2 ms a search. Authors
@@ -41,28 +40,5 @@ extension NoteStore {
             query.prepared = !filters.needsCustomPlan
         }
         return query
-    }
-}
-
-extension NoteStore {
-    /// The page as a call of the function that runs the statement's steps (migration 0020),
-    /// for the shapes that have one: nearest first without a filter, and a text search
-    /// (in bodies, or bodies and names) with no other filter. Nil for the others.
-    static func workerCall(_ list: NoteList, tenantID: Int64, viewerID: Int64) -> PostgresQuery? {
-        let filters = list.filters
-        if let near = filters.near {
-            return filters.narrowsNearest ? nil : nearestCall(list, from: near, tenantID: tenantID, viewerID: viewerID)
-        }
-        guard let search = filters.search, filters.searchesText, filters.bbox == nil, filters.author == nil,
-              filters.placeID == nil, search.field == .body || search.userIDs != nil
-        else { return nil }
-        // Names too: the users `resolvingUsernames` found (none: bodies alone, as the statement does).
-        let userIDs = search.field == .all ? search.userIDs.flatMap { $0.isEmpty ? nil : $0 } : nil
-        var after: (micros: Int64?, id: Int64?) = (nil, nil)
-        if case .newest(let micros, let id)? = list.cursor?.key { after = (micros, id) }
-        return """
-            SELECT * FROM notes_search(\(tenantID), \(viewerID), \(search.pattern), \(userIDs)::bigint[],
-                \(list.limit)::int, \(after.micros)::int8, \(after.id)::int8)
-            """
     }
 }

@@ -2,10 +2,8 @@ import Postgres
 
 extension NoteStore {
     /// Nearest first, in exact spheroid order (`ExactNearest`), the authors joined to the
-    /// page's rows only.
-    ///
-    /// `notes_nearest()` (migration 0020) runs these steps on a Citus worker: change both
-    /// together (`WorkerCallTests` compares their pages).
+    /// page's rows only. On Citus the unfiltered page runs on the tenant's worker, as a
+    /// function whose body is this statement (`WorkerReads`).
     static func nearestStatement(_ list: NoteList, from point: GeoPoint, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         let (filters, limit) = (list.filters, list.limit)
         let origin = point.geography
@@ -22,18 +20,6 @@ extension NoteStore {
             FROM page n
             JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             ORDER BY n.distance, n.id
-            """
-    }
-
-    /// The unfiltered nearest page of `nearestStatement` from `notes_nearest()` (migration
-    /// 0020), which runs the same two steps: on Citus a top-level call of it runs on the
-    /// tenant's worker (see `WorkerReads`).
-    static func nearestCall(_ list: NoteList, from point: GeoPoint, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
-        var after: (distance: Double?, id: Int64?) = (nil, nil)
-        if case .nearest(let distance, let id)? = list.cursor?.key { after = (distance, id) }
-        return """
-            SELECT * FROM notes_nearest(\(tenantID), \(viewerID), \(point.lng)::float8, \(point.lat)::float8,
-                \(list.filters.radius)::float8, \(list.limit)::int, \(after.distance)::float8, \(after.id)::int8)
             """
     }
 

@@ -41,8 +41,8 @@ extension NoteStore {
     /// Each branch is gated by one-time filters on the counts before it, so a branch that is
     /// not needed never runs. Either way the rows are exactly the first `limit + 1` matches.
     ///
-    /// `notes_search()` (migration 0020) runs these steps for a plain text search on a Citus
-    /// worker: change both together (`WorkerCallTests` compares their pages).
+    /// On Citus a text search with no other filter runs on the tenant's worker, as a function
+    /// whose body is this statement (`WorkerReads`).
     static func newestStatement(_ list: NoteList, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         let (filters, limit, cursor) = (list.filters, list.limit, list.cursor)
         var keyset: PostgresQuery = ""

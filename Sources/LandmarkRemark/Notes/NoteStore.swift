@@ -6,7 +6,7 @@ import Postgres
 /// Reads go through `tenant_notes`/`tenant_users` (migration 0004); writes go to
 /// the tables under row-level security.
 struct NoteStore: Sendable {
-    /// Whether nearest and search pages are function calls (on Citus).
+    /// Which list statements run as functions on the tenant's worker (on Citus).
     let workerReads = WorkerReads()
 
     /// Why a note cannot be changed by this caller.

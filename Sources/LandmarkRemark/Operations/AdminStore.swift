@@ -120,10 +120,11 @@ struct AdminStore: Sendable {
 }
 
 extension AdminStore {
-    /// `admin.distribute()` then `distribution_problems()` (migration 0016).
+    /// `admin.distribute()`, the statement functions, then `distribution_problems()` (migration 0016).
     func distribute() async throws -> AdminCommands.Distribution {
         let citus = try await pool.query("SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')")[0].decode(Bool.self, column: 0)
-        let steps = try await pool.query("SELECT admin.distribute()").map { try $0.decode(String.self, column: 0) }
+        var steps = try await pool.query("SELECT admin.distribute()").map { try $0.decode(String.self, column: 0) }
+        if citus { steps += try await installStatementFunctions() }
         let problems = try await Self.distributionProblems(pool)
         return AdminCommands.Distribution(citus: citus, steps: steps, problems: problems)
     }
@@ -131,5 +132,29 @@ extension AdminStore {
     /// What is not distributed as expected on a Citus coordinator; none elsewhere.
     static func distributionProblems(_ pool: PostgresPool) async throws -> [String] {
         try await pool.query("SELECT distribution_problems()").map { try $0.decode(String.self, column: 0) }
+    }
+}
+
+extension AdminStore {
+    /// Installs the list statements that read on the tenant's worker as functions
+    /// (`WorkerReads`, migration 0022) and, on Citus, delegates them; what it did.
+    ///
+    /// A function's columns are the statement's: it runs once, for a tenant that does not
+    /// exist, and its empty result says their types.
+    func installStatementFunctions() async throws -> [String] {
+        var steps: [String] = []
+        for statement in try WorkerReads.statements() {
+            let function = PostgresStatementFunction(prefix: WorkerReads.prefix, statement: statement)
+            let columns = try await pool.withTransaction(settings: [("app.tenant_id", "0")]) {
+                try await $0.query(statement).columns.map { Int64($0.oid) }
+            }
+            let done = try await pool.query("""
+                SELECT admin.install_statement_function(
+                    \(function.name), \(function.parameterTypes.map { Int64($0) })::oid[], \(columns)::oid[],
+                    \(function.body), \(function.plansEachRun), 'notes')
+                """)[0].decode(String?.self, column: 0)
+            if let done { steps.append(done) }
+        }
+        return steps
     }
 }
