@@ -62,6 +62,7 @@ HOMES = {
     "ClusterList": "Notes",
     "Place": "Places",
     "PlacePage": "Places",
+    "BlockPage": "Safety",
     "DeletedEvent": "Events",
     "ResetEvent": "Events",
 }

@@ -70,6 +70,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
             replayMax: configuration.events.replayMax, replayPerSecond: configuration.events.replayRate,
             writeTimeout: configuration.events.writeTimeout))
     let streamTickets = StreamTicketController(tickets: tickets)
+    let blocks = BlocksController(blocks: BlockService(pool: parts.pool, blocks: BlockStore(), limit: configuration.safety.blocksPerUser))
 
     let v1 = router.group("v1")
     v1.addRoutes(auth.endpoints, atPath: "auth")
@@ -79,6 +80,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     authenticated.addRoutes(auth.authenticatedEndpoints, atPath: "auth")
     authenticated.addRoutes(users.meEndpoints, atPath: "me")
     authenticated.addRoutes(identities.identityEndpoints, atPath: "me/identities")
+    authenticated.addRoutes(blocks.endpoints, atPath: "me/blocks")
     authenticated.addRoutes(users.userEndpoints, atPath: "users")
     authenticated.addRoutes(places.endpoints, atPath: "places")
     authenticated.addRoutes(streamTickets.endpoints, atPath: "events/tickets")

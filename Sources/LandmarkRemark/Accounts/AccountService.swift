@@ -123,7 +123,7 @@ struct AccountService: Sendable {
     /// Another user's public profile; `404` for a user who is not there.
     func profile(of username: String, for identity: Identity, logger: Logger) async throws -> PublicProfile {
         let profile = try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
-            try await users.publicProfile(tenantID: identity.tenantID, username: username, on: connection)
+            try await users.publicProfile(tenantID: identity.tenantID, username: username, viewerID: identity.userID, on: connection)
         }
         guard let profile else { throw AccountError.userNotFound }
         return profile

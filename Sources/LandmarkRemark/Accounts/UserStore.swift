@@ -86,13 +86,15 @@ struct UserStore: Sendable {
     }
 
     /// An active user's public profile, by name ignoring case; `note_count` counts public notes only.
-    func publicProfile(tenantID: Int64, username: String, on connection: PostgresConnection) async throws -> PublicProfile? {
+    /// Nil for a user `viewer` blocked or who blocked `viewer`, as for no user at all.
+    func publicProfile(tenantID: Int64, username: String, viewerID: Int64, on connection: PostgresConnection) async throws -> PublicProfile? {
         let rows = try await connection.query("""
             SELECT u.id, u.username, u.created_at,
                    (SELECT count(*) FROM notes n
                     WHERE n.tenant_id = \(tenantID) AND n.user_id = u.id AND n.visibility = 'public')
             FROM users u
             WHERE u.tenant_id = \(tenantID) AND lower(u.username) = lower(\(username)) AND u.disabled_at IS NULL
+              AND u.id NOT IN \(Audience.blockedEitherWay(tenantID: tenantID, viewerID: viewerID))
             """)
         guard let row = rows.first else { return nil }
         let (id, name, created, notes) = try row.decode((Int64, String, Date, Int).self)

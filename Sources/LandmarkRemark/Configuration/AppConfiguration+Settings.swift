@@ -123,6 +123,11 @@ extension AppConfiguration {
                     Guest accounts (POST /v1/auth/guest) one client address may make per tenant per hour.
                     """),
             ]),
+            SettingGroup(title: "Safety", settings: [
+                .integer("LR_BLOCKS_PER_USER", \.safety.blocksPerUser, 1...100_000, help: """
+                    Users one user may block (PUT /v1/me/blocks/{username}); 422 too_many_blocks beyond.
+                    """),
+            ]),
             SettingGroup(title: "Event streams", settings: [
                 .integer("LR_EVENTS_MAX_STREAMS_PER_USER", \.events.streamsPerUser, 1...1000, help: """
                     Open streams (GET /v1/events) per user; 429 beyond.

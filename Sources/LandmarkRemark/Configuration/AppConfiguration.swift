@@ -15,6 +15,7 @@ public struct AppConfiguration: Sendable {
     public var shares = ShareSettings()
     public var web = WebAppSettings()
     public var operations = OperationsSettings()
+    public var safety = SafetySettings()
 
     public init() {}
 
@@ -124,4 +125,10 @@ public struct OperationsSettings: Sendable {
     public var retentionInterval: Duration = .seconds(3600)
     /// How often the cluster grid's deltas are folded into its cells; zero: never.
     public var gridFoldInterval: Duration = .milliseconds(1000)
+}
+
+/// What users may do to keep themselves safe (issue 34).
+public struct SafetySettings: Sendable {
+    /// How many users one user may block.
+    public var blocksPerUser = 1000
 }

@@ -11,6 +11,7 @@ extension AppError {
         case let error as TenantError: self = Self.problem(for: error)
         case let error as EventError: self = Self.problem(for: error)
         case let error as IdentityError: self = Self.problem(for: error)
+        case let error as SafetyError: self = Self.problem(for: error)
         default: return nil
         }
     }
@@ -33,6 +34,21 @@ extension AppError {
             AppError(
                 .conflict, code: "idempotency_in_progress", title: "Idempotent request in progress",
                 detail: "the first request with this Idempotency-Key is still running; retry shortly")
+        }
+    }
+
+    private static func problem(for error: SafetyError) -> AppError {
+        switch error {
+        case .userNotFound: .notFound("user")
+        case .cannotBlockSelf:
+            AppError(
+                .unprocessableContent, code: "cannot_block_self", title: "Cannot block yourself",
+                detail: "a user cannot block themselves", errors: [FieldError(field: "username", message: "is you")])
+        case .tooManyBlocks(let limit):
+            AppError(
+                .unprocessableContent, code: "too_many_blocks", title: "Too many blocks",
+                detail: "a user may block at most \(limit) users; unblock some first",
+                errors: [FieldError(field: "username", message: "is one block too many")])
         }
     }
 

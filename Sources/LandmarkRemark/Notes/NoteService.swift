@@ -112,7 +112,7 @@ struct NoteService: Sendable {
     /// A page of one author's notes; `404` for a user who is not (or no longer) there.
     func page(_ list: NoteList, by username: String, for identity: Identity, logger: Logger) async throws -> NotePage {
         try await pool.withTenantReads(identity.tenantID, logger: logger) { reads in
-            guard try await notes.isActiveAuthor(tenantID: identity.tenantID, username: username, on: reads) else {
+            guard try await notes.isActiveAuthor(tenantID: identity.tenantID, username: username, viewerID: identity.userID, on: reads) else {
                 throw NoteError.unknownAuthor
             }
             return try await notes.page(list, tenantID: identity.tenantID, viewerID: identity.userID, on: reads)

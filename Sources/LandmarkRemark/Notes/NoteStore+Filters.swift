@@ -2,14 +2,14 @@ import Postgres
 
 extension NoteStore {
     /// The WHERE condition over `n` (a row of `tenant_notes`) for what `viewer` may see
-    /// and these filters ask for. Every value is a bound parameter.
+    /// (`Audience`) and these filters ask for. Every value is a bound parameter.
     ///
     /// The tenant is named although the view already limits rows to it, so the
     /// `(tenant_id, …)` indexes get an equality on their first column.
     static func condition(_ filters: NoteFilters, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         var sql: PostgresQuery = """
             n.tenant_id = \(tenantID)
-              AND (n.visibility = 'public' OR n.user_id = \(viewerID))
+              AND \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID))
             """
         if let near = filters.near, let radius = filters.radius {
             // ST_DWithin on geography measures on the spheroid; its index support expands

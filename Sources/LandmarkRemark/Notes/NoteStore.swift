@@ -49,23 +49,24 @@ struct NoteStore: Sendable {
             placeID: placeID, createdAt: createdAt, updatedAt: updatedAt)
     }
 
-    /// The note if `viewer` may see it (public, or their own).
+    /// The note if `viewer` may see it (public or their own, by no one blocked either way).
     func find(tenantID: Int64, id: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Note? {
         let rows = try await connection.query("""
             SELECT \(Self.noteColumns)
             FROM tenant_notes n
             JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             WHERE n.tenant_id = \(tenantID) AND n.id = \(id)
-              AND (n.visibility = 'public' OR n.user_id = \(viewerID))
+              AND \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID))
             """)
         return try rows.first.map { try Self.note(from: $0, viewer: viewerID) }
     }
 
     /// Locks the note for a change by `viewer` and says whether they may make it. A disabled
-    /// author's note is not found, as `tenant_notes` hides it from every read.
+    /// author's note is not found, as `tenant_notes` hides it from every read; nor is the note
+    /// of someone blocked either way.
     func lockForChange(tenantID: Int64, id: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Access {
         let rows = try await connection.query("""
-            SELECT \(Self.noteColumns)
+            SELECT \(Self.noteColumns), n.user_id NOT IN \(Audience.blockedEitherWay(tenantID: tenantID, viewerID: viewerID))
             FROM notes n
             JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             WHERE n.tenant_id = \(tenantID) AND n.id = \(id) AND u.disabled_at IS NULL
@@ -74,7 +75,8 @@ struct NoteStore: Sendable {
         guard let row = rows.first else { return .notFound }
         let note = try Self.note(from: row, viewer: viewerID)
         if note.isMine { return .allowed(note) }
-        return note.visibility == .public ? .notAuthor : .notFound
+        let seen = try row.decode(Bool.self, column: Self.noteColumnCount)
+        return note.visibility == .public && seen ? .notAuthor : .notFound
     }
 
     /// Inserts a note by `authorID` (whose username is `authorName`); an unknown place is
@@ -127,12 +129,14 @@ struct NoteStore: Sendable {
         return try Self.note(from: row, viewer: viewerID)
     }
 
-    /// Whether `username` names an active user, ignoring case: `/v1/users/{username}/notes`
-    /// is `404` for anyone else, where a filter alone would answer an empty page.
-    func isActiveAuthor(tenantID: Int64, username: String, on reads: some PostgresQuerying) async throws -> Bool {
+    /// Whether `username` names an active user not blocked either way, ignoring case:
+    /// `/v1/users/{username}/notes` is `404` for anyone else, where a filter alone would
+    /// answer an empty page.
+    func isActiveAuthor(tenantID: Int64, username: String, viewerID: Int64, on reads: some PostgresQuerying) async throws -> Bool {
         let rows = try await reads.query("""
             SELECT 1 FROM tenant_users
             WHERE tenant_id = \(tenantID) AND lower(username) = lower(\(username)) AND disabled_at IS NULL
+              AND id NOT IN \(Audience.blockedEitherWay(tenantID: tenantID, viewerID: viewerID))
             """)
         return !rows.isEmpty
     }

@@ -10,7 +10,7 @@ struct PlaceStore: Sendable {
         """
         p.id, p.name, ST_Y(p.location::geometry), ST_X(p.location::geometry), p.kind, p.created_by,
         (SELECT count(*) FROM tenant_notes n
-         WHERE n.tenant_id = \(tenantID) AND n.place_id = p.id AND (n.visibility = 'public' OR n.user_id = \(viewer))),
+         WHERE n.tenant_id = \(tenantID) AND n.place_id = p.id AND \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewer))),
         p.created_at,
         (SELECT cu.username FROM tenant_users cu WHERE cu.tenant_id = \(tenantID) AND cu.id = p.created_by)
         """

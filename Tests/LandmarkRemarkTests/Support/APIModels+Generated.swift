@@ -3,6 +3,18 @@
 
 // The strict models of the objects the service sends (see APIModels.swift).
 extension API {
+    /// The users the caller blocked, the newest block first.
+    struct BlockPage: APIModel {
+        let items: [UserSummary]
+        /// Pass as `cursor` for the next page; null on the last page.
+        @Nullable var nextCursor: String?
+
+        enum CodingKeys: String, CodingKey {
+            case items
+            case nextCursor = "next_cursor"
+        }
+    }
+
     struct Cluster: APIModel {
         let lat: Double
         let lng: Double
