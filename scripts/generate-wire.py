@@ -63,6 +63,10 @@ HOMES = {
     "Place": "Places",
     "PlacePage": "Places",
     "BlockPage": "Safety",
+    "Report": "Safety",
+    "ReportPage": "Safety",
+    "ReportReason": "Safety",
+    "ReportTargetType": "Safety",
     "DeletedEvent": "Events",
     "ResetEvent": "Events",
 }
@@ -78,6 +82,7 @@ REQUESTS = {
     "IDTokenSignInRequest": "Accounts",
     "LinkIdentityRequest": "Accounts",
     "CreateNoteRequest": "Notes",
+    "CreateReportRequest": "Safety",
     "UpdateNoteRequest": "Notes",
     "CreatePlaceRequest": "Places",
     "RenamePlaceRequest": "Places",
@@ -306,7 +311,8 @@ def write_value(kind, value):
 
 def service_enum(name, schema, indent):
     lines = [doc(schema.get("description"), indent), f"{indent}enum {name}: String, Sendable, Equatable, CaseIterable {{\n"]
-    for raw in schema["enum"]:
+    # A nullable enumeration lists null among its values; the optional says it.
+    for raw in (value for value in schema["enum"] if value is not None):
         case = swift_case(raw)
         lines.append(f"{indent}    case {case}\n" if case.strip("`") == raw else f"{indent}    case {case} = \"{raw}\"\n")
     lines.append(f"{indent}}}\n")

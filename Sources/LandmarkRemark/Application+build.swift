@@ -71,6 +71,11 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
             writeTimeout: configuration.events.writeTimeout))
     let streamTickets = StreamTicketController(tickets: tickets)
     let blocks = BlocksController(blocks: BlockService(pool: parts.pool, blocks: BlockStore(), limit: configuration.safety.blocksPerUser))
+    let reports = ReportsController(
+        reports: ReportService(
+            pool: parts.pool, reports: ReportStore(), perUserPerHour: configuration.safety.reportsPerUserPerHour,
+            perTenantPerHour: configuration.safety.reportsPerTenantPerHour),
+        bodyLimit: limit)
 
     let v1 = router.group("v1")
     v1.addRoutes(auth.endpoints, atPath: "auth")
@@ -81,6 +86,8 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     authenticated.addRoutes(users.meEndpoints, atPath: "me")
     authenticated.addRoutes(identities.identityEndpoints, atPath: "me/identities")
     authenticated.addRoutes(blocks.endpoints, atPath: "me/blocks")
+    authenticated.addRoutes(reports.myEndpoints, atPath: "me/reports")
+    authenticated.addRoutes(reports.endpoints, atPath: "reports")
     authenticated.addRoutes(users.userEndpoints, atPath: "users")
     authenticated.addRoutes(places.endpoints, atPath: "places")
     authenticated.addRoutes(streamTickets.endpoints, atPath: "events/tickets")

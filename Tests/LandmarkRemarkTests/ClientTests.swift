@@ -275,6 +275,56 @@ import Testing
         }
     }
 
+    /// Reporting and blocking as an app does it (App Store Review Guideline 1.2).
+    @Test func reportsAndBlocks() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { _, port in
+            let alice = ClientTest.client(port: port, tenant: tenant)
+            try await alice.signUp(username: "alice", password: "correct horse battery")
+            let bob = ClientTest.client(port: port, tenant: tenant)
+            try await bob.signUp(username: "bob", password: "another fine passphrase")
+            let here = Coordinate(latitude: -33.8568, longitude: 151.2153)
+            let rude = try await bob.createNote("something rude", at: here).note
+            let kind = try await bob.createNote("something kind", at: here).note
+
+            let report = try await alice.report(.note(id: rude.id), reason: .harassment, detail: "aimed at me")
+            #expect(report.target == .note(id: rude.id) && report.state == .open && report.reason == .harassment)
+            #expect(try await alice.report(.note(id: rude.id), reason: .spam) == report)
+            #expect(try await alice.notesPage(NoteQuery(near: here)).items.map(\.id) == [kind.id])
+            var mine: [Report] = []
+            for try await filed in alice.myReports() { mine.append(filed) }
+            #expect(mine == [report])
+            do {
+                try await bob.report(.user(id: rude.author.id), reason: .other)
+                Issue.record("bob reported himself")
+            } catch LandmarkRemarkError.api(let problem) {
+                #expect(problem.code == .cannotReportOwnContent)
+            }
+
+            try await alice.block(username: "bob")
+            var blocked: [Author] = []
+            for try await author in alice.blocks() { blocked.append(author) }
+            #expect(blocked.map(\.username) == ["bob"])
+            #expect(try await alice.notesPage(NoteQuery(near: here)).items.isEmpty)
+            #expect(try await bob.notesPage(NoteQuery(author: .others)).items.isEmpty)
+            do {
+                _ = try await alice.profile(username: "bob")
+                Issue.record("a blocked user's profile showed")
+            } catch LandmarkRemarkError.api(let problem) {
+                #expect(problem.code == .notFound)
+            }
+            do {
+                try await alice.block(username: "alice")
+                Issue.record("alice blocked herself")
+            } catch LandmarkRemarkError.api(let problem) {
+                #expect(problem.code == .cannotBlockSelf)
+            }
+            try await alice.unblock(username: "bob")
+            #expect(try await alice.profile(username: "bob").username == "bob")
+            #expect(try await alice.notesPage(NoteQuery(near: here)).items.map(\.id) == [kind.id])
+        }
+    }
+
     @Test func pagingThroughAThousandNotesYieldsEachOnce() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         try await withLiveApp { _, port in

@@ -48,6 +48,23 @@ extension EventsTests {
         }
     }
 
+    /// A `Last-Event-ID` this replica's horizon has not reached yet, though the log holds it
+    /// (read from a replica further on; here, the horizon polled every 3 s): the stream resumes
+    /// from it once the horizon passes, without a reset and without replaying it.
+    @Test func aPositionPastTheHorizonThatTheLogHoldsResumes() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({ $0.events.pollInterval = .seconds(3) }) { client, port in
+            let account = try await client.signup("ahead", tenant: tenant)
+            _ = try await client.createNote(account, "seen elsewhere", lat: 0, lng: 0)
+            let seen = try await ClientTest.currentEventID(tenant: tenant)
+            let stream = try await account.stream(port: port, lastEventID: seen)
+            defer { stream.close() }
+            _ = try await client.createNote(account, "next", lat: 0, lng: 0)
+            let first = try #require(try await stream.events(count: 1).first)
+            #expect(first.event == "note.created" && first.noteBody == "next")
+        }
+    }
+
     /// Finding 9: `Last-Event-ID` ahead of the log resets; event data is what GET returns;
     /// a note made public reaches the others as created.
     @Test func resetsAndEventDataMatchGet() async throws {

@@ -321,9 +321,11 @@ extension JSONTree {
         }
     }
 
-    /// Compares with a `const` or `enum` value of the schema (strings and numbers are all the document uses).
+    /// Compares with a `const` or `enum` value of the schema (strings, numbers, and null in a
+    /// nullable enumeration, are all the document uses).
     func equals(_ other: Any) -> Bool {
         switch self {
+        case .null: return other is NSNull
         case .string(let text): return other as? String == text
         case .number(let number): return (other as? NSNumber)?.doubleValue == number && !(other is String)
         default: return false

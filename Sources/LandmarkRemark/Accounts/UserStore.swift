@@ -86,15 +86,17 @@ struct UserStore: Sendable {
     }
 
     /// An active user's public profile, by name ignoring case; `note_count` counts public notes only.
-    /// Nil for a user `viewer` blocked or who blocked `viewer`, as for no user at all.
+    /// Nil for a user `Audience` hides from `viewer` (blocked either way, reported, held), as
+    /// for no user at all; `note_count` counts the public notes `viewer` sees.
     func publicProfile(tenantID: Int64, username: String, viewerID: Int64, on connection: PostgresConnection) async throws -> PublicProfile? {
         let rows = try await connection.query("""
             SELECT u.id, u.username, u.created_at,
                    (SELECT count(*) FROM notes n
-                    WHERE n.tenant_id = \(tenantID) AND n.user_id = u.id AND n.visibility = 'public')
+                    WHERE n.tenant_id = \(tenantID) AND n.user_id = u.id AND n.visibility = 'public'
+                      AND \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID)))
             FROM users u
             WHERE u.tenant_id = \(tenantID) AND lower(u.username) = lower(\(username)) AND u.disabled_at IS NULL
-              AND u.id NOT IN \(Audience.blockedEitherWay(tenantID: tenantID, viewerID: viewerID))
+              AND u.id NOT IN \(Audience.hiddenUsers(tenantID: tenantID, viewerID: viewerID))
             """)
         guard let row = rows.first else { return nil }
         let (id, name, created, notes) = try row.decode((Int64, String, Date, Int).self)

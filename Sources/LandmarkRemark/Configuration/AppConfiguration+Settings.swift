@@ -127,6 +127,12 @@ extension AppConfiguration {
                 .integer("LR_BLOCKS_PER_USER", \.safety.blocksPerUser, 1...100_000, help: """
                     Users one user may block (PUT /v1/me/blocks/{username}); 422 too_many_blocks beyond.
                     """),
+                .integer("LR_REPORTS_PER_USER_PER_HOUR", \.safety.reportsPerUserPerHour, 1...100_000, help: """
+                    Reports (POST /v1/reports) one user may make in an hour; 429 beyond.
+                    """),
+                .integer("LR_REPORTS_PER_TENANT_PER_HOUR", \.safety.reportsPerTenantPerHour, 1...10_000_000, help: """
+                    Reports one tenant may receive in an hour from all its users, against floods; 429 beyond.
+                    """),
             ]),
             SettingGroup(title: "Event streams", settings: [
                 .integer("LR_EVENTS_MAX_STREAMS_PER_USER", \.events.streamsPerUser, 1...1000, help: """

@@ -131,4 +131,8 @@ public struct OperationsSettings: Sendable {
 public struct SafetySettings: Sendable {
     /// How many users one user may block.
     public var blocksPerUser = 1000
+    /// Reports one user may make in an hour.
+    public var reportsPerUserPerHour = 20
+    /// Reports one tenant may receive in an hour, from all its users together.
+    public var reportsPerTenantPerHour = 1000
 }

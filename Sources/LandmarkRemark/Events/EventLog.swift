@@ -88,7 +88,7 @@ struct EventLog: Sendable {
     }
 
     /// Whether a stream may resume after `lastEventID` with its tenant's horizon at `head`:
-    /// nil when it may, else why not. A replay is bounded: past `maxReplay` of the
+    /// nil when it may (also past `head`, for an event the log holds), else why not. A replay is bounded: past `maxReplay` of the
     /// tenant's events the client is told to fetch afresh instead.
     ///
     /// With one horizon for the log (`head.floor` nil) the purge mark is the log's. Per
@@ -97,7 +97,16 @@ struct EventLog: Sendable {
     func resumeProblem(
         tenantID: Int64, lastEventID: Int64, head: EventHub.Head, maxReplay: Int, on reads: some PostgresQuerying
     ) async throws -> ResetEvent.Reason? {
-        if lastEventID > head.id { return .unknownPosition }
+        if lastEventID > head.id {
+            // Past this replica's horizon: an event of the tenant's the client read where the
+            // horizon was further on (another replica; this one polls every 100 ms) is resumed
+            // from once this horizon passes it, as every id below it was final there. An id the
+            // tenant's log does not hold is unknown, as is one of another range than the
+            // tenant's ids now come from (Citus: its shard moved since).
+            if let floor = head.floor, lastEventID >> Self.rangeShift != floor >> Self.rangeShift { return .unknownPosition }
+            let held = try await reads.query("SELECT 1 FROM events WHERE tenant_id = \(tenantID) AND id = \(lastEventID)")
+            return held.isEmpty ? .unknownPosition : nil
+        }
         let purged: PostgresRows
         if let floor = head.floor {
             if lastEventID < floor - 1 { return .unknownPosition }

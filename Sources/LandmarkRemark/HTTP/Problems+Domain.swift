@@ -49,6 +49,12 @@ extension AppError {
                 .unprocessableContent, code: "too_many_blocks", title: "Too many blocks",
                 detail: "a user may block at most \(limit) users; unblock some first",
                 errors: [FieldError(field: "username", message: "is one block too many")])
+        case .targetNotFound(let type): .notFound(type.rawValue)
+        case .cannotReportOwnContent:
+            AppError(
+                .unprocessableContent, code: "cannot_report_own_content", title: "Cannot report your own content",
+                detail: "the target is you, or your own note or place", errors: [FieldError(field: "target", message: "is your own")])
+        case .tooManyReports(let seconds): .rateLimited(retryAfter: seconds)
         }
     }
 

@@ -2,9 +2,9 @@ import Postgres
 
 /// Clusters from the pre-aggregated grid (migration 0014): the cells the box touches, at
 /// the request's zoom, plus the deltas not folded yet and the caller's own private notes,
-/// less the public notes of users blocked either way (found through the author index: a
-/// viewer's blocks are few, their notes in the box fewer), summed per cell in one statement
-/// (one snapshot, so exact at every moment).
+/// less the public notes the grid counts that `Audience` hides from the caller (by users hidden
+/// from them, held for a moderator, reported by them: each found through an index of its own,
+/// and few), summed per cell in one statement (one snapshot, so exact at every moment).
 extension NoteStore {
     /// The highest zoom the grid keeps; above it a screen holds few enough notes to group live.
     static let gridMaxZoom = 17
@@ -65,10 +65,14 @@ extension NoteStore {
                        round(ST_Y(location::geometry) * 1e7)::int8, round(ST_X(location::geometry) * 1e7)::int8
                 FROM notes WHERE tenant_id = \(tenantID) AND user_id = \(viewerID) AND visibility = 'private'
                 UNION ALL
-                SELECT grid_x(ST_X(location::geometry), \(Int32(size))), grid_y(ST_Y(location::geometry), \(Int32(size))), -1, -id,
-                       -round(ST_Y(location::geometry) * 1e7)::int8, -round(ST_X(location::geometry) * 1e7)::int8
-                FROM notes WHERE tenant_id = \(tenantID) AND visibility = 'public' AND NOT author_disabled
-                  AND user_id = ANY (ARRAY\(Audience.blockedEitherWay(tenantID: tenantID, viewerID: viewerID)))
+                SELECT grid_x(ST_X(n.location::geometry), \(Int32(size))), grid_y(ST_Y(n.location::geometry), \(Int32(size))),
+                       -1, -n.id, -round(ST_Y(n.location::geometry) * 1e7)::int8, -round(ST_X(n.location::geometry) * 1e7)::int8
+                FROM notes n
+                WHERE n.tenant_id = \(tenantID) AND n.visibility = 'public' AND NOT n.author_disabled
+                  AND (n.user_id = ANY (ARRAY\(Audience.hiddenUsers(tenantID: tenantID, viewerID: viewerID)))
+                       OR n.moderation IS NOT NULL
+                       OR n.id = ANY (ARRAY(\(Audience.reported("note", tenantID: tenantID, viewerID: viewerID)))))
+                  AND NOT (\(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID)))
             ) cell
             WHERE \(cells.condition)
             GROUP BY x, y

@@ -22,11 +22,11 @@ struct NoteStore: Sendable {
     /// The location is read as geometry so `ST_X`/`ST_Y` give the stored degrees back unchanged.
     static let noteColumns: PostgresQuery = """
         n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
-        n.visibility, n.place_id, n.created_at, n.updated_at
+        n.visibility, n.place_id, n.created_at, n.updated_at, n.moderation
         """
 
     /// How many columns `noteColumns` selects; list queries append their sort keys after them.
-    static let noteColumnCount = 10
+    static let noteColumnCount = 11
 
     /// Decodes the first `columnCount` columns of `row`, as seen by the user `viewer`.
     static func note(from row: PostgresRow, viewer: Int64) throws -> Note {
@@ -44,9 +44,10 @@ struct NoteStore: Sendable {
         let placeID = try row.decode(Int64?.self, column: 7)
         let createdAt = try row.decode(Date.self, column: 8)
         let updatedAt = try row.decode(Date.self, column: 9)
+        let moderation = try row.decode(String?.self, column: 10).flatMap(Note.Moderation.init(rawValue:))
         return Note(
             id: id, body: body, lat: lat, lng: lng, author: author, isMine: userID == viewer, visibility: visibility,
-            placeID: placeID, createdAt: createdAt, updatedAt: updatedAt)
+            placeID: placeID, createdAt: createdAt, updatedAt: updatedAt, moderation: moderation)
     }
 
     /// The note if `viewer` may see it (public or their own, by no one blocked either way).
@@ -62,11 +63,11 @@ struct NoteStore: Sendable {
     }
 
     /// Locks the note for a change by `viewer` and says whether they may make it. A disabled
-    /// author's note is not found, as `tenant_notes` hides it from every read; nor is the note
-    /// of someone blocked either way.
+    /// author's note is not found, as `tenant_notes` hides it from every read; nor is any note
+    /// `Audience` hides from the viewer.
     func lockForChange(tenantID: Int64, id: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Access {
         let rows = try await connection.query("""
-            SELECT \(Self.noteColumns), n.user_id NOT IN \(Audience.blockedEitherWay(tenantID: tenantID, viewerID: viewerID))
+            SELECT \(Self.noteColumns), \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID))
             FROM notes n
             JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             WHERE n.tenant_id = \(tenantID) AND n.id = \(id) AND u.disabled_at IS NULL
@@ -76,7 +77,7 @@ struct NoteStore: Sendable {
         let note = try Self.note(from: row, viewer: viewerID)
         if note.isMine { return .allowed(note) }
         let seen = try row.decode(Bool.self, column: Self.noteColumnCount)
-        return note.visibility == .public && seen ? .notAuthor : .notFound
+        return seen ? .notAuthor : .notFound
     }
 
     /// Inserts a note by `authorID` (whose username is `authorName`); an unknown place is
@@ -102,7 +103,7 @@ struct NoteStore: Sendable {
     static func returnedColumns(authorName: String) -> PostgresQuery {
         """
         id, body, ST_Y(location::geometry), ST_X(location::geometry), user_id, \(authorName)::text,
-        visibility, place_id, created_at, updated_at
+        visibility, place_id, created_at, updated_at, moderation
         """
     }
 
@@ -129,14 +130,14 @@ struct NoteStore: Sendable {
         return try Self.note(from: row, viewer: viewerID)
     }
 
-    /// Whether `username` names an active user not blocked either way, ignoring case:
+    /// Whether `username` names an active user `Audience` does not hide, ignoring case:
     /// `/v1/users/{username}/notes` is `404` for anyone else, where a filter alone would
     /// answer an empty page.
     func isActiveAuthor(tenantID: Int64, username: String, viewerID: Int64, on reads: some PostgresQuerying) async throws -> Bool {
         let rows = try await reads.query("""
             SELECT 1 FROM tenant_users
             WHERE tenant_id = \(tenantID) AND lower(username) = lower(\(username)) AND disabled_at IS NULL
-              AND id NOT IN \(Audience.blockedEitherWay(tenantID: tenantID, viewerID: viewerID))
+              AND id NOT IN \(Audience.hiddenUsers(tenantID: tenantID, viewerID: viewerID))
             """)
         return !rows.isEmpty
     }

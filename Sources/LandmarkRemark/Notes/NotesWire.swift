@@ -57,6 +57,11 @@ struct CreateNoteRequest: Sendable, Equatable {
 }
 
 struct Note: JSONResponse, Equatable {
+    /// `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its author sees it. Null otherwise.
+    enum Moderation: String, Sendable, Equatable, CaseIterable {
+        case pending
+    }
+
     var id: Int64
     var body: String
     var lat: Double
@@ -70,6 +75,7 @@ struct Note: JSONResponse, Equatable {
     var updatedAt: Date
     /// Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
     var distanceM: Double? = nil
+    var moderation: Note.Moderation?
 
     func write(to json: inout JSONWriter) {
         json.object { json in
@@ -91,6 +97,8 @@ struct Note: JSONResponse, Equatable {
             json.number(lat)
             json.key("lng")
             json.number(lng)
+            json.key("moderation")
+            if let moderation { json.string(moderation.rawValue) } else { json.null() }
             json.key("place_id")
             json.quotedInteger(placeID)
             json.key("updated_at")

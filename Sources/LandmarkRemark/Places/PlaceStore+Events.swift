@@ -5,7 +5,8 @@ extension PlaceStore: CurrentJSONSource {
     func currentJSON(ids: [Int64], tenantID: Int64, viewerID: Int64, on reads: some PostgresQuerying) async throws -> [Int64: [UInt8]] {
         guard !ids.isEmpty else { return [:] }
         let rows = try await reads.query("""
-            SELECT \(Self.placeColumns(viewer: viewerID, tenantID: tenantID)) FROM tenant_places p WHERE p.tenant_id = \(tenantID) AND p.id = ANY(\(ids))
+            SELECT \(Self.placeColumns(viewer: viewerID, tenantID: tenantID)) FROM tenant_places p
+            WHERE p.tenant_id = \(tenantID) AND p.id = ANY(\(ids)) AND \(Audience.seesPlace("p", tenantID: tenantID, viewerID: viewerID))
             """)
         var places: [Int64: [UInt8]] = [:]
         for row in rows {

@@ -19,9 +19,9 @@ extension PlaceStore {
         return query
     }
 
-    /// The filters over `p`; ILIKE on the name is served by the trigram index on (tenant_id, name).
-    private static func condition(_ filters: MapFilters, tenantID: Int64) -> PostgresQuery {
-        var sql: PostgresQuery = "p.tenant_id = \(tenantID)"
+    /// What `viewer` may see (`Audience`) and the filters, over `p`; ILIKE on the name is served by the trigram index on (tenant_id, name).
+    private static func condition(_ filters: MapFilters, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        var sql: PostgresQuery = "p.tenant_id = \(tenantID) AND \(Audience.seesPlace("p", tenantID: tenantID, viewerID: viewerID))"
         if let near = filters.near, let radius = filters.radius { sql.append("\n  AND ST_DWithin(p.location, \(near.geography), \(radius))") }
         if let bbox = filters.bbox { sql.append("\n  AND \(bbox.condition(location: "p.location::geometry"))") }
         if let search = filters.search { sql.append("\n  AND p.name ILIKE \(search.likePattern)") }
@@ -40,7 +40,7 @@ extension PlaceStore {
         return """
             SELECT \(Self.placeColumns(viewer: viewerID, tenantID: tenantID)), (extract(epoch FROM p.created_at) * 1000000)::bigint
             FROM tenant_places p
-            WHERE \(condition(list.filters, tenantID: tenantID))\(keyset)
+            WHERE \(condition(list.filters, tenantID: tenantID, viewerID: viewerID))\(keyset)
             ORDER BY p.created_at DESC, p.id DESC
             LIMIT \(limit + 1)
             """
@@ -50,7 +50,7 @@ extension PlaceStore {
     /// the page's rows only.
     private static func nearestStatement(_ list: PlaceList, from point: GeoPoint, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         let origin = point.geography
-        var condition = condition(list.filters, tenantID: tenantID)
+        var condition = condition(list.filters, tenantID: tenantID, viewerID: viewerID)
         condition.append(ExactNearest.keyset("p", origin: origin, after: list.cursor?.key))
         return """
             \(ExactNearest.page(of: "tenant_places", as: "p", where: condition, origin: origin, limit: list.limit))

@@ -12,11 +12,12 @@ struct PlaceStore: Sendable {
         (SELECT count(*) FROM tenant_notes n
          WHERE n.tenant_id = \(tenantID) AND n.place_id = p.id AND \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewer))),
         p.created_at,
-        (SELECT cu.username FROM tenant_users cu WHERE cu.tenant_id = \(tenantID) AND cu.id = p.created_by)
+        (SELECT cu.username FROM tenant_users cu WHERE cu.tenant_id = \(tenantID) AND cu.id = p.created_by),
+        p.moderation
         """
     }
 
-    static let placeColumnCount = 9
+    static let placeColumnCount = 10
 
     static func place(from row: PostgresRow) throws -> Place {
         // Column by column with concrete types, as `NoteStore.note(from:viewer:)` and for the same reason.
@@ -31,8 +32,10 @@ struct PlaceStore: Sendable {
         let createdAt = try row.decode(Date.self, column: 7)
         let creatorName = try row.decode(String?.self, column: 8)
         let createdBy = creatorID.flatMap { id in creatorName.map { UserSummary(id: id, username: $0) } }
+        let moderation = try row.decode(String?.self, column: 9).flatMap(Place.Moderation.init(rawValue:))
         return Place(
-            id: id, name: name, lat: lat, lng: lng, kind: kind, createdBy: createdBy, noteCount: noteCount, createdAt: createdAt)
+            id: id, name: name, lat: lat, lng: lng, kind: kind, createdBy: createdBy, noteCount: noteCount, createdAt: createdAt,
+            moderation: moderation)
     }
 
     func create(tenantID: Int64, creatorID: Int64, name: String, lat: Double, lng: Double, on connection: PostgresConnection) async throws -> Place {
@@ -51,7 +54,8 @@ struct PlaceStore: Sendable {
 
     func find(tenantID: Int64, id: Int64, viewer: Int64, on connection: some PostgresQuerying) async throws -> Place? {
         let rows = try await connection.query("""
-            SELECT \(Self.placeColumns(viewer: viewer, tenantID: tenantID)) FROM tenant_places p WHERE p.tenant_id = \(tenantID) AND p.id = \(id)
+            SELECT \(Self.placeColumns(viewer: viewer, tenantID: tenantID)) FROM tenant_places p
+            WHERE p.tenant_id = \(tenantID) AND p.id = \(id) AND \(Audience.seesPlace("p", tenantID: tenantID, viewerID: viewer))
             """)
         return try rows.first.map(Self.place(from:))
     }

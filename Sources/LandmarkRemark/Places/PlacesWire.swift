@@ -24,6 +24,11 @@ struct Place: JSONResponse, Equatable {
         case custom
     }
 
+    /// `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its creator sees it. Null otherwise.
+    enum Moderation: String, Sendable, Equatable, CaseIterable {
+        case pending
+    }
+
     var id: Int64
     var name: String
     var lat: Double
@@ -36,6 +41,7 @@ struct Place: JSONResponse, Equatable {
     var createdAt: Date
     /// Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
     var distanceM: Double? = nil
+    var moderation: Place.Moderation?
 
     func write(to json: inout JSONWriter) {
         json.object { json in
@@ -55,6 +61,8 @@ struct Place: JSONResponse, Equatable {
             json.number(lat)
             json.key("lng")
             json.number(lng)
+            json.key("moderation")
+            if let moderation { json.string(moderation.rawValue) } else { json.null() }
             json.key("name")
             json.string(name)
             json.key("note_count")

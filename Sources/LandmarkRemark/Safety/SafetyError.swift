@@ -6,4 +6,10 @@ enum SafetyError: Error, Equatable {
     case cannotBlockSelf
     /// The user has as many blocks as a user may (`LR_BLOCKS_PER_USER`).
     case tooManyBlocks(limit: Int)
+    /// No such note, place or user that the reporter may see.
+    case targetNotFound(ReportTargetType)
+    /// The target is the reporter, or their own note or place.
+    case cannotReportOwnContent
+    /// The reporter, or the tenant, made as many reports in the last hour as it may; retry after so many seconds.
+    case tooManyReports(retryAfter: Int)
 }

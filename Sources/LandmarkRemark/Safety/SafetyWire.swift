@@ -18,3 +18,109 @@ struct BlockPage: JSONResponse, Equatable {
         }
     }
 }
+
+/// Generated: each field as read with its JSON type; nil where it is absent or wrong (the
+/// reader recorded why), and for a field that may be null, `.some(nil)` when it was null.
+struct CreateReportRequest: Sendable, Equatable {
+    /// What is reported.
+    var target: Target?
+    var reason: ReportReason?
+    /// What the reporter adds for the moderator: up to 500 characters (code points) after trimming; blank is none.
+    var detail: String??
+
+    /// What is reported.
+    /// Generated: each field as read with its JSON type; nil where it is absent or wrong (the
+    /// reader recorded why), and for a field that may be null, `.some(nil)` when it was null.
+    struct Target: Sendable, Equatable {
+        var type: ReportTargetType?
+        var id: Int64?
+
+        init(reading reader: inout JSONObjectReader) {
+            type = reader.enumeration("type", as: ReportTargetType.self)
+            id = reader.id("id")
+        }
+    }
+
+    init(reading reader: inout JSONObjectReader) {
+        if var nested = reader.object("target") {
+            target = Target(reading: &nested)
+            reader.absorb(nested)
+        } else {
+            target = nil
+        }
+        reason = reader.enumeration("reason", as: ReportReason.self)
+        detail = reader.nullable("detail") { reader in reader.string("detail", required: false) }
+    }
+}
+
+/// A report the caller made. Who reported is never shown to the reported user.
+struct Report: JSONResponse, Equatable {
+    /// `open` until a moderator decides: `actioned` (the content removed or its author suspended or banned) or `dismissed`.
+    enum State: String, Sendable, Equatable, CaseIterable {
+        case open
+        case actioned
+        case dismissed
+    }
+
+    var id: Int64
+    var target: ReportTarget
+    var reason: ReportReason
+    /// As given, trimmed; null when none.
+    var detail: String?
+    var state: Report.State
+    var createdAt: Date
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("created_at")
+            json.timestamp(createdAt)
+            json.key("detail")
+            json.string(detail)
+            json.key("id")
+            json.quotedInteger(id)
+            json.key("reason")
+            json.string(reason.rawValue)
+            json.key("state")
+            json.string(state.rawValue)
+            json.key("target")
+            target.write(to: &json)
+        }
+    }
+}
+
+/// The caller's reports, the newest first.
+typealias ReportPage = Page<Report>
+
+/// Why the content is objectionable; `other` with a `detail`, ideally.
+enum ReportReason: String, Sendable, Equatable, CaseIterable {
+    case spam
+    case harassment
+    case hate
+    case sexual
+    case violence
+    case selfHarm = "self_harm"
+    case illegal
+    case privacy
+    case other
+}
+
+struct ReportTarget: JSONResponse, Equatable {
+    var type: ReportTargetType
+    var id: Int64
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("id")
+            json.quotedInteger(id)
+            json.key("type")
+            json.string(type.rawValue)
+        }
+    }
+}
+
+/// What is reported: a note, a place, or a user (their account and everything they post).
+enum ReportTargetType: String, Sendable, Equatable, CaseIterable {
+    case note
+    case place
+    case user
+}

@@ -1,26 +1,53 @@
 import Postgres
 
-/// Who sees whose content, as SQL: the one definition every read composes, so that a block
-/// holds in each list, a note by id, a profile and a place's count alike.
+/// Who sees whose content, as SQL: the one definition every read composes, so that blocks,
+/// reports and moderation hold in each list, a note by id, a profile and a place's count alike.
+///
+/// Each is a sub-select that names no outer row, so PostgreSQL runs it once per statement
+/// and probes a hash of it (`NOT IN` a hashed sub-plan), each part through an index of its
+/// own: the blocks' two, the reporter's reports, the held users' partial index.
 enum Audience {
-    /// The users `viewer` does not see and who do not see `viewer`: those they blocked and
-    /// those who blocked them (a block works both ways). A sub-select that names no outer
-    /// row, so PostgreSQL runs it once per statement and probes a hash of it (`NOT IN` a
-    /// hashed sub-plan), through the blocks' two indexes.
-    static func blockedEitherWay(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+    /// The users whose content `viewer` does not see: those they blocked and those who blocked
+    /// them (a block works both ways), those they reported, and those held for a moderator
+    /// (but for themselves).
+    static func hiddenUsers(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         """
         (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = \(tenantID) AND b.blocker_id = \(viewerID)
          UNION ALL
-         SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = \(tenantID) AND b.blocked_id = \(viewerID))
+         SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = \(tenantID) AND b.blocked_id = \(viewerID)
+         UNION ALL
+         \(reported("user", tenantID: tenantID, viewerID: viewerID))
+         UNION ALL
+         SELECT h.id FROM users h WHERE h.tenant_id = \(tenantID) AND h.moderation IS NOT NULL AND h.id <> \(viewerID))
+        """
+    }
+
+    /// The ids of the `type` targets `viewer` reported, open or decided: gone for them.
+    static func reported(_ type: StaticString, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        """
+        SELECT r.target_id FROM reports r
+        WHERE r.tenant_id = \(tenantID) AND r.reporter_id = \(viewerID) AND r.target_type = '\(unsafeSQL: type)'
         """
     }
 
     /// Whether `viewer` sees the note `alias` (a row of `notes` or `tenant_notes`): public or
-    /// their own, and by no one blocked either way. (The view already hides disabled authors.)
+    /// their own, not held for a moderator unless their own, not one they reported, and by no
+    /// one hidden from them. (The view already hides disabled authors.)
     static func seesNote(_ alias: PostgresQuery, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         """
         (\(alias).visibility = 'public' OR \(alias).user_id = \(viewerID))
-          AND \(alias).user_id NOT IN \(blockedEitherWay(tenantID: tenantID, viewerID: viewerID))
+          AND (\(alias).moderation IS NULL OR \(alias).user_id = \(viewerID))
+          AND \(alias).user_id NOT IN \(hiddenUsers(tenantID: tenantID, viewerID: viewerID))
+          AND \(alias).id NOT IN (\(reported("note", tenantID: tenantID, viewerID: viewerID)))
+        """
+    }
+
+    /// Whether `viewer` sees the place `alias`: not held for a moderator unless they made it,
+    /// and not one they reported.
+    static func seesPlace(_ alias: PostgresQuery, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        """
+        (\(alias).moderation IS NULL OR \(alias).created_by = \(viewerID))
+          AND \(alias).id NOT IN (\(reported("place", tenantID: tenantID, viewerID: viewerID)))
         """
     }
 }

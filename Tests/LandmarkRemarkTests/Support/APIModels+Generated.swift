@@ -101,6 +101,8 @@ extension API {
         let updatedAt: Timestamp
         /// Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
         let distanceM: Double?
+        /// `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its author sees it. Null otherwise.
+        @Nullable var moderation: String?
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -114,6 +116,7 @@ extension API {
             case createdAt = "created_at"
             case updatedAt = "updated_at"
             case distanceM = "distance_m"
+            case moderation
         }
     }
 
@@ -144,6 +147,8 @@ extension API {
         let createdAt: Timestamp
         /// Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
         let distanceM: Double?
+        /// `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its creator sees it. Null otherwise.
+        @Nullable var moderation: String?
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -155,6 +160,7 @@ extension API {
             case noteCount = "note_count"
             case createdAt = "created_at"
             case distanceM = "distance_m"
+            case moderation
         }
     }
 
@@ -197,6 +203,35 @@ extension API {
             case createdAt = "created_at"
             case noteCount = "note_count"
         }
+    }
+
+    /// A report the caller made. Who reported is never shown to the reported user.
+    struct Report: APIModel {
+        let id: String
+        let target: ReportTarget
+        let reason: String
+        /// As given, trimmed; null when none.
+        @Nullable var detail: String?
+        /// `open` until a moderator decides: `actioned` (the content removed or its author suspended or banned) or `dismissed`.
+        let state: String
+        let createdAt: Timestamp
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case target
+            case reason
+            case detail
+            case state
+            case createdAt = "created_at"
+        }
+    }
+
+    /// The caller's reports, the newest first.
+    typealias ReportPage = Page<Report>
+
+    struct ReportTarget: APIModel {
+        let type: String
+        let id: String
     }
 
     /// `data` of `reset`: the stream cannot resume after the `Last-Event-ID` given. Fetch what you show afresh; the event's `id` is where the stream goes on from.

@@ -71,6 +71,9 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
     case validationFailed
     case idempotencyKeyReused
     case queryTooBroad
+    case cannotBlockSelf
+    case tooManyBlocks
+    case cannotReportOwnContent
     case rateLimited
     case `internal`
     case unavailable
@@ -80,7 +83,8 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         .malformedRequest, .unauthenticated, .invalidCredentials, .refreshTokenInvalid, .refreshTokenReused, .idTokenInvalid,
         .forbidden, .guestsDisabled, .tenantMismatch, .notFound, .tenantNotFound, .usernameTaken, .emailTaken, .identityTaken,
         .identityAlreadyLinked, .lastSignInMethod, .idempotencyInProgress, .preconditionFailed, .payloadTooLarge,
-        .unsupportedMediaType, .validationFailed, .idempotencyKeyReused, .queryTooBroad, .rateLimited, .internal, .unavailable,
+        .unsupportedMediaType, .validationFailed, .idempotencyKeyReused, .queryTooBroad, .cannotBlockSelf, .tooManyBlocks, .cannotReportOwnContent, .rateLimited,
+        .internal, .unavailable,
     ]
 
     public init(rawValue: String) {
@@ -112,6 +116,9 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         case .validationFailed: "validation_failed"
         case .idempotencyKeyReused: "idempotency_key_reused"
         case .queryTooBroad: "query_too_broad"
+        case .cannotBlockSelf: "cannot_block_self"
+        case .tooManyBlocks: "too_many_blocks"
+        case .cannotReportOwnContent: "cannot_report_own_content"
         case .rateLimited: "rate_limited"
         case .internal: "internal"
         case .unavailable: "unavailable"

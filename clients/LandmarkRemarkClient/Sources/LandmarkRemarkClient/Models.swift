@@ -52,6 +52,8 @@ public struct Note: Sendable, Hashable, Identifiable {
     public let updatedAt: Date
     /// Metres from the query's `near`, when it had one.
     public let distanceMeters: Double?
+    /// Held for a moderator (enough users reported it): only its author sees it until then.
+    public let isHeldForModeration: Bool
 
     init(_ note: Components.Schemas.Note) {
         id = note.id
@@ -64,6 +66,7 @@ public struct Note: Sendable, Hashable, Identifiable {
         createdAt = note.created_at
         updatedAt = note.updated_at
         distanceMeters = note.distance_m
+        isHeldForModeration = note.moderation == .pending
     }
 }
 
@@ -89,6 +92,8 @@ public struct Place: Sendable, Hashable, Identifiable {
     public let noteCount: Int
     public let createdAt: Date
     public let distanceMeters: Double?
+    /// Held for a moderator (enough users reported it): only its creator sees it until then.
+    public let isHeldForModeration: Bool
 
     init(_ place: Components.Schemas.Place) {
         id = place.id
@@ -99,6 +104,7 @@ public struct Place: Sendable, Hashable, Identifiable {
         noteCount = place.note_count
         createdAt = place.created_at
         distanceMeters = place.distance_m
+        isHeldForModeration = place.moderation == .pending
     }
 }
 
@@ -160,4 +166,55 @@ public struct Profile: Sendable, Hashable {
     public let createdAt: Date
     /// Public notes only.
     public let noteCount: Int
+}
+
+/// What a user reports (`LandmarkRemark.report(_:reason:detail:)`).
+public enum ReportTarget: Sendable, Hashable {
+    case note(id: String)
+    case place(id: String)
+    case user(id: String)
+
+    var schema: Components.Schemas.CreateReportRequest.targetPayload {
+        switch self {
+        case .note(let id): .init(_type: .note, id: id)
+        case .place(let id): .init(_type: .place, id: id)
+        case .user(let id): .init(_type: .user, id: id)
+        }
+    }
+
+    init(_ target: Components.Schemas.Report.targetPayload) {
+        switch target._type {
+        case .note: self = .note(id: target.id)
+        case .place: self = .place(id: target.id)
+        case .user: self = .user(id: target.id)
+        }
+    }
+}
+
+/// Why content is objectionable.
+public enum ReportReason: String, Sendable, Hashable, CaseIterable {
+    case spam, harassment, hate, sexual, violence, selfHarm = "self_harm", illegal, privacy, other
+}
+
+/// A report the signed-in user made, and what became of it.
+public struct Report: Sendable, Hashable, Identifiable {
+    public enum State: String, Sendable, Hashable {
+        case open, actioned, dismissed
+    }
+
+    public let id: String
+    public let target: ReportTarget
+    public let reason: ReportReason
+    public let detail: String?
+    public let state: State
+    public let createdAt: Date
+
+    init(_ report: Components.Schemas.Report) {
+        id = report.id
+        target = ReportTarget(report.target)
+        reason = ReportReason(rawValue: report.reason.rawValue) ?? .other
+        detail = report.detail
+        state = State(rawValue: report.state.rawValue) ?? .open
+        createdAt = report.created_at
+    }
 }

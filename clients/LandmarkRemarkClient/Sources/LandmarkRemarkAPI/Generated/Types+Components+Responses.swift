@@ -1997,5 +1997,215 @@ extension Components {
                 self.body = body
             }
         }
+        public struct BlockRefused: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/BlockRefused/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                ///
+                /// - Remark: Generated from `#/components/responses/BlockRefused/headers/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.BlockRefused.Headers
+            /// - Remark: Generated from `#/components/responses/BlockRefused/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/BlockRefused/content/application_problem_plus_json`.
+                public struct application_problem_plus_jsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/responses/BlockRefused/content/application_problem_plus_json/value1`.
+                    public var value1: Components.Schemas.Problem
+                    /// Creates a new `application_problem_plus_jsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - value1:
+                    public init(value1: Components.Schemas.Problem) {
+                        self.value1 = value1
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        self.value1 = try .init(from: decoder)
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try self.value1.encode(to: encoder)
+                    }
+                }
+                /// - Remark: Generated from `#/components/responses/BlockRefused/content/application\/problem+json`.
+                case application_problem_plus_json(Components.Responses.BlockRefused.Body.application_problem_plus_jsonPayload)
+                /// The associated value of the enum case if `self` is `.application_problem_plus_json`.
+                ///
+                /// - Throws: An error if `self` is not `.application_problem_plus_json`.
+                /// - SeeAlso: `.application_problem_plus_json`.
+                public var application_problem_plus_json: Components.Responses.BlockRefused.Body.application_problem_plus_jsonPayload {
+                    get throws {
+                        switch self {
+                        case let .application_problem_plus_json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.BlockRefused.Body
+            /// Creates a new `BlockRefused`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.BlockRefused.Headers,
+                body: Components.Responses.BlockRefused.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        public struct ReportRefused: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/ReportRefused/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                ///
+                /// - Remark: Generated from `#/components/responses/ReportRefused/headers/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.ReportRefused.Headers
+            /// - Remark: Generated from `#/components/responses/ReportRefused/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/ReportRefused/content/application_problem_plus_json`.
+                public struct application_problem_plus_jsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/responses/ReportRefused/content/application_problem_plus_json/value1`.
+                    public var value1: Components.Schemas.Problem
+                    /// Creates a new `application_problem_plus_jsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - value1:
+                    public init(value1: Components.Schemas.Problem) {
+                        self.value1 = value1
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        self.value1 = try .init(from: decoder)
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try self.value1.encode(to: encoder)
+                    }
+                }
+                /// - Remark: Generated from `#/components/responses/ReportRefused/content/application\/problem+json`.
+                case application_problem_plus_json(Components.Responses.ReportRefused.Body.application_problem_plus_jsonPayload)
+                /// The associated value of the enum case if `self` is `.application_problem_plus_json`.
+                ///
+                /// - Throws: An error if `self` is not `.application_problem_plus_json`.
+                /// - SeeAlso: `.application_problem_plus_json`.
+                public var application_problem_plus_json: Components.Responses.ReportRefused.Body.application_problem_plus_jsonPayload {
+                    get throws {
+                        switch self {
+                        case let .application_problem_plus_json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.ReportRefused.Body
+            /// Creates a new `ReportRefused`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.ReportRefused.Headers,
+                body: Components.Responses.ReportRefused.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        public struct ReportsFlooded: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/ReportsFlooded/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                ///
+                /// - Remark: Generated from `#/components/responses/ReportsFlooded/headers/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                /// Seconds to wait before retrying.
+                ///
+                /// - Remark: Generated from `#/components/responses/ReportsFlooded/headers/Retry-After`.
+                public var Retry_hyphen_After: Components.Headers.RetryAfter
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                ///   - Retry_hyphen_After: Seconds to wait before retrying.
+                public init(
+                    X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId,
+                    Retry_hyphen_After: Components.Headers.RetryAfter
+                ) {
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.Retry_hyphen_After = Retry_hyphen_After
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.ReportsFlooded.Headers
+            /// - Remark: Generated from `#/components/responses/ReportsFlooded/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/ReportsFlooded/content/application_problem_plus_json`.
+                public struct application_problem_plus_jsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/responses/ReportsFlooded/content/application_problem_plus_json/value1`.
+                    public var value1: Components.Schemas.Problem
+                    /// Creates a new `application_problem_plus_jsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - value1:
+                    public init(value1: Components.Schemas.Problem) {
+                        self.value1 = value1
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        self.value1 = try .init(from: decoder)
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try self.value1.encode(to: encoder)
+                    }
+                }
+                /// - Remark: Generated from `#/components/responses/ReportsFlooded/content/application\/problem+json`.
+                case application_problem_plus_json(Components.Responses.ReportsFlooded.Body.application_problem_plus_jsonPayload)
+                /// The associated value of the enum case if `self` is `.application_problem_plus_json`.
+                ///
+                /// - Throws: An error if `self` is not `.application_problem_plus_json`.
+                /// - SeeAlso: `.application_problem_plus_json`.
+                public var application_problem_plus_json: Components.Responses.ReportsFlooded.Body.application_problem_plus_jsonPayload {
+                    get throws {
+                        switch self {
+                        case let .application_problem_plus_json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.ReportsFlooded.Body
+            /// Creates a new `ReportsFlooded`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.ReportsFlooded.Headers,
+                body: Components.Responses.ReportsFlooded.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
     }
 }

@@ -845,6 +845,17 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Note/distance_m`.
             public var distance_m: Swift.Double?
+            /// `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its author sees it. Null otherwise.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Note/moderation`.
+            @frozen public enum moderationPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case pending = "pending"
+                case _empty = ""
+            }
+            /// `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its author sees it. Null otherwise.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Note/moderation`.
+            public var moderation: Components.Schemas.Note.moderationPayload?
             /// Creates a new `Note`.
             ///
             /// - Parameters:
@@ -859,6 +870,7 @@ extension Components {
             ///   - created_at:
             ///   - updated_at:
             ///   - distance_m: Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
+            ///   - moderation: `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its author sees it. Null otherwise.
             public init(
                 id: Components.Schemas.Id,
                 body: Swift.String,
@@ -870,7 +882,8 @@ extension Components {
                 place_id: Swift.String? = nil,
                 created_at: Components.Schemas.Timestamp,
                 updated_at: Components.Schemas.Timestamp,
-                distance_m: Swift.Double? = nil
+                distance_m: Swift.Double? = nil,
+                moderation: Components.Schemas.Note.moderationPayload? = nil
             ) {
                 self.id = id
                 self.body = body
@@ -883,6 +896,7 @@ extension Components {
                 self.created_at = created_at
                 self.updated_at = updated_at
                 self.distance_m = distance_m
+                self.moderation = moderation
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -896,6 +910,7 @@ extension Components {
                 case created_at
                 case updated_at
                 case distance_m
+                case moderation
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -943,6 +958,10 @@ extension Components {
                     Swift.Double.self,
                     forKey: .distance_m
                 )
+                self.moderation = try container.decodeIfPresent(
+                    Components.Schemas.Note.moderationPayload.self,
+                    forKey: .moderation
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
                     "body",
@@ -954,7 +973,8 @@ extension Components {
                     "place_id",
                     "created_at",
                     "updated_at",
-                    "distance_m"
+                    "distance_m",
+                    "moderation"
                 ])
             }
         }
@@ -1221,6 +1241,17 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Place/distance_m`.
             public var distance_m: Swift.Double?
+            /// `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its creator sees it. Null otherwise.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Place/moderation`.
+            @frozen public enum moderationPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case pending = "pending"
+                case _empty = ""
+            }
+            /// `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its creator sees it. Null otherwise.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Place/moderation`.
+            public var moderation: Components.Schemas.Place.moderationPayload?
             /// Creates a new `Place`.
             ///
             /// - Parameters:
@@ -1233,6 +1264,7 @@ extension Components {
             ///   - note_count: Notes attached to the place that the caller may see.
             ///   - created_at:
             ///   - distance_m: Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
+            ///   - moderation: `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its creator sees it. Null otherwise.
             public init(
                 id: Components.Schemas.Id,
                 name: Swift.String,
@@ -1242,7 +1274,8 @@ extension Components {
                 created_by: Components.Schemas.Place.created_byPayload? = nil,
                 note_count: Swift.Int,
                 created_at: Components.Schemas.Timestamp,
-                distance_m: Swift.Double? = nil
+                distance_m: Swift.Double? = nil,
+                moderation: Components.Schemas.Place.moderationPayload? = nil
             ) {
                 self.id = id
                 self.name = name
@@ -1253,6 +1286,7 @@ extension Components {
                 self.note_count = note_count
                 self.created_at = created_at
                 self.distance_m = distance_m
+                self.moderation = moderation
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -1264,6 +1298,7 @@ extension Components {
                 case note_count
                 case created_at
                 case distance_m
+                case moderation
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1303,6 +1338,10 @@ extension Components {
                     Swift.Double.self,
                     forKey: .distance_m
                 )
+                self.moderation = try container.decodeIfPresent(
+                    Components.Schemas.Place.moderationPayload.self,
+                    forKey: .moderation
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
                     "name",
@@ -1312,7 +1351,8 @@ extension Components {
                     "created_by",
                     "note_count",
                     "created_at",
-                    "distance_m"
+                    "distance_m",
+                    "moderation"
                 ])
             }
         }
@@ -1875,6 +1915,381 @@ extension Components {
                     "provider",
                     "id_token",
                     "nonce"
+                ])
+            }
+        }
+        /// The users the caller blocked, the newest block first.
+        ///
+        /// - Remark: Generated from `#/components/schemas/BlockPage`.
+        public struct BlockPage: Codable, Hashable, Sendable {
+            /// A user the caller blocked.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BlockPage/itemsPayload`.
+            public struct itemsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/BlockPage/itemsPayload/id`.
+                public var id: Components.Schemas.Id
+                /// - Remark: Generated from `#/components/schemas/BlockPage/itemsPayload/username`.
+                public var username: Components.Schemas.Username
+                /// Creates a new `itemsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - username:
+                public init(
+                    id: Components.Schemas.Id,
+                    username: Components.Schemas.Username
+                ) {
+                    self.id = id
+                    self.username = username
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case id
+                    case username
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.id = try container.decode(
+                        Components.Schemas.Id.self,
+                        forKey: .id
+                    )
+                    self.username = try container.decode(
+                        Components.Schemas.Username.self,
+                        forKey: .username
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "id",
+                        "username"
+                    ])
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/BlockPage/items`.
+            public typealias itemsPayload = [Components.Schemas.BlockPage.itemsPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/BlockPage/items`.
+            public var items: Components.Schemas.BlockPage.itemsPayload
+            /// Pass as `cursor` for the next page; null on the last page.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BlockPage/next_cursor`.
+            public var next_cursor: Swift.String?
+            /// Creates a new `BlockPage`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - next_cursor: Pass as `cursor` for the next page; null on the last page.
+            public init(
+                items: Components.Schemas.BlockPage.itemsPayload,
+                next_cursor: Swift.String? = nil
+            ) {
+                self.items = items
+                self.next_cursor = next_cursor
+            }
+            public enum CodingKeys: String, CodingKey {
+                case items
+                case next_cursor
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.items = try container.decode(
+                    Components.Schemas.BlockPage.itemsPayload.self,
+                    forKey: .items
+                )
+                self.next_cursor = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .next_cursor
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "items",
+                    "next_cursor"
+                ])
+            }
+        }
+        /// Why the content is objectionable; `other` with a `detail`, ideally.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ReportReason`.
+        @frozen public enum ReportReason: String, Codable, Hashable, Sendable, CaseIterable {
+            case spam = "spam"
+            case harassment = "harassment"
+            case hate = "hate"
+            case sexual = "sexual"
+            case violence = "violence"
+            case self_harm = "self_harm"
+            case illegal = "illegal"
+            case privacy = "privacy"
+            case other = "other"
+        }
+        /// What is reported: a note, a place, or a user (their account and everything they post).
+        ///
+        /// - Remark: Generated from `#/components/schemas/ReportTargetType`.
+        @frozen public enum ReportTargetType: String, Codable, Hashable, Sendable, CaseIterable {
+            case note = "note"
+            case place = "place"
+            case user = "user"
+        }
+        /// - Remark: Generated from `#/components/schemas/CreateReportRequest`.
+        public struct CreateReportRequest: Codable, Hashable, Sendable {
+            /// What is reported.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CreateReportRequest/target`.
+            public struct targetPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/CreateReportRequest/target/type`.
+                public var _type: Components.Schemas.ReportTargetType
+                /// - Remark: Generated from `#/components/schemas/CreateReportRequest/target/id`.
+                public var id: Components.Schemas.Id
+                /// Creates a new `targetPayload`.
+                ///
+                /// - Parameters:
+                ///   - _type:
+                ///   - id:
+                public init(
+                    _type: Components.Schemas.ReportTargetType,
+                    id: Components.Schemas.Id
+                ) {
+                    self._type = _type
+                    self.id = id
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case _type = "type"
+                    case id
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self._type = try container.decode(
+                        Components.Schemas.ReportTargetType.self,
+                        forKey: ._type
+                    )
+                    self.id = try container.decode(
+                        Components.Schemas.Id.self,
+                        forKey: .id
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "type",
+                        "id"
+                    ])
+                }
+            }
+            /// What is reported.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CreateReportRequest/target`.
+            public var target: Components.Schemas.CreateReportRequest.targetPayload
+            /// - Remark: Generated from `#/components/schemas/CreateReportRequest/reason`.
+            public var reason: Components.Schemas.ReportReason
+            /// What the reporter adds for the moderator: up to 500 characters (code points) after trimming; blank is none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CreateReportRequest/detail`.
+            public var detail: Swift.String?
+            /// Creates a new `CreateReportRequest`.
+            ///
+            /// - Parameters:
+            ///   - target: What is reported.
+            ///   - reason:
+            ///   - detail: What the reporter adds for the moderator: up to 500 characters (code points) after trimming; blank is none.
+            public init(
+                target: Components.Schemas.CreateReportRequest.targetPayload,
+                reason: Components.Schemas.ReportReason,
+                detail: Swift.String? = nil
+            ) {
+                self.target = target
+                self.reason = reason
+                self.detail = detail
+            }
+            public enum CodingKeys: String, CodingKey {
+                case target
+                case reason
+                case detail
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.target = try container.decode(
+                    Components.Schemas.CreateReportRequest.targetPayload.self,
+                    forKey: .target
+                )
+                self.reason = try container.decode(
+                    Components.Schemas.ReportReason.self,
+                    forKey: .reason
+                )
+                self.detail = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .detail
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "target",
+                    "reason",
+                    "detail"
+                ])
+            }
+        }
+        /// A report the caller made. Who reported is never shown to the reported user.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Report`.
+        public struct Report: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Report/id`.
+            public var id: Components.Schemas.Id
+            /// - Remark: Generated from `#/components/schemas/Report/target`.
+            public struct targetPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/Report/target/type`.
+                public var _type: Components.Schemas.ReportTargetType
+                /// - Remark: Generated from `#/components/schemas/Report/target/id`.
+                public var id: Components.Schemas.Id
+                /// Creates a new `targetPayload`.
+                ///
+                /// - Parameters:
+                ///   - _type:
+                ///   - id:
+                public init(
+                    _type: Components.Schemas.ReportTargetType,
+                    id: Components.Schemas.Id
+                ) {
+                    self._type = _type
+                    self.id = id
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case _type = "type"
+                    case id
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self._type = try container.decode(
+                        Components.Schemas.ReportTargetType.self,
+                        forKey: ._type
+                    )
+                    self.id = try container.decode(
+                        Components.Schemas.Id.self,
+                        forKey: .id
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "type",
+                        "id"
+                    ])
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/Report/target`.
+            public var target: Components.Schemas.Report.targetPayload
+            /// - Remark: Generated from `#/components/schemas/Report/reason`.
+            public var reason: Components.Schemas.ReportReason
+            /// As given, trimmed; null when none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Report/detail`.
+            public var detail: Swift.String?
+            /// `open` until a moderator decides: `actioned` (the content removed or its author suspended or banned) or `dismissed`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Report/state`.
+            @frozen public enum statePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case open = "open"
+                case actioned = "actioned"
+                case dismissed = "dismissed"
+            }
+            /// `open` until a moderator decides: `actioned` (the content removed or its author suspended or banned) or `dismissed`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Report/state`.
+            public var state: Components.Schemas.Report.statePayload
+            /// - Remark: Generated from `#/components/schemas/Report/created_at`.
+            public var created_at: Components.Schemas.Timestamp
+            /// Creates a new `Report`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - target:
+            ///   - reason:
+            ///   - detail: As given, trimmed; null when none.
+            ///   - state: `open` until a moderator decides: `actioned` (the content removed or its author suspended or banned) or `dismissed`.
+            ///   - created_at:
+            public init(
+                id: Components.Schemas.Id,
+                target: Components.Schemas.Report.targetPayload,
+                reason: Components.Schemas.ReportReason,
+                detail: Swift.String? = nil,
+                state: Components.Schemas.Report.statePayload,
+                created_at: Components.Schemas.Timestamp
+            ) {
+                self.id = id
+                self.target = target
+                self.reason = reason
+                self.detail = detail
+                self.state = state
+                self.created_at = created_at
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case target
+                case reason
+                case detail
+                case state
+                case created_at
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.Id.self,
+                    forKey: .id
+                )
+                self.target = try container.decode(
+                    Components.Schemas.Report.targetPayload.self,
+                    forKey: .target
+                )
+                self.reason = try container.decode(
+                    Components.Schemas.ReportReason.self,
+                    forKey: .reason
+                )
+                self.detail = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .detail
+                )
+                self.state = try container.decode(
+                    Components.Schemas.Report.statePayload.self,
+                    forKey: .state
+                )
+                self.created_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .created_at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "target",
+                    "reason",
+                    "detail",
+                    "state",
+                    "created_at"
+                ])
+            }
+        }
+        /// The caller's reports, the newest first.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ReportPage`.
+        public struct ReportPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ReportPage/items`.
+            public var items: [Components.Schemas.Report]
+            /// Pass as `cursor` for the next page; null on the last page.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ReportPage/next_cursor`.
+            public var next_cursor: Swift.String?
+            /// Creates a new `ReportPage`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - next_cursor: Pass as `cursor` for the next page; null on the last page.
+            public init(
+                items: [Components.Schemas.Report],
+                next_cursor: Swift.String? = nil
+            ) {
+                self.items = items
+                self.next_cursor = next_cursor
+            }
+            public enum CodingKeys: String, CodingKey {
+                case items
+                case next_cursor
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.items = try container.decode(
+                    [Components.Schemas.Report].self,
+                    forKey: .items
+                )
+                self.next_cursor = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .next_cursor
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "items",
+                    "next_cursor"
                 ])
             }
         }

@@ -4056,6 +4056,1707 @@ public enum Operations {
             }
         }
     }
+    /// The users the caller blocked
+    ///
+    /// Newest block first, in pages.
+    ///
+    /// - Remark: HTTP `GET /v1/me/blocks`.
+    /// - Remark: Generated from `#/paths//v1/me/blocks/get(listBlocks)`.
+    public enum listBlocks {
+        public static let id: Swift.String = "listBlocks"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/blocks/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// Page size.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/blocks/GET/query/limit`.
+                public var limit: Components.Parameters.Limit?
+                /// The `next_cursor` of the previous page of the same query; any other value is `400`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/blocks/GET/query/cursor`.
+                public var cursor: Components.Parameters.Cursor?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - limit: Page size.
+                ///   - cursor: The `next_cursor` of the previous page of the same query; any other value is `400`.
+                public init(
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil
+                ) {
+                    self.limit = limit
+                    self.cursor = cursor
+                }
+            }
+            public var query: Operations.listBlocks.Input.Query
+            /// - Remark: Generated from `#/paths/v1/me/blocks/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/blocks/GET/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/blocks/GET/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.listBlocks.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.listBlocks.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.listBlocks.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.listBlocks.Input.Query = .init(),
+                headers: Operations.listBlocks.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/blocks/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/blocks/GET/responses/200/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.listBlocks.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/blocks/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/blocks/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.BlockPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.BlockPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.listBlocks.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.listBlocks.Output.Ok.Headers,
+                    body: Operations.listBlocks.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// A page of blocked users.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/get(listBlocks)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.listBlocks.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.listBlocks.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/get(listBlocks)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/get(listBlocks)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/get(listBlocks)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/get(listBlocks)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/get(listBlocks)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/get(listBlocks)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Block a user
+    ///
+    /// A block works both ways, for both users, from the next request: neither sees the other's notes in any list (nearest, newest, viewport, search, a user's notes), by id (`404`), in a place's `note_count` or in clusters' counts, nor the other's profile (`404`). Neither is told. Blocking again changes nothing. A user who blocked the caller can be blocked back.
+    ///
+    /// - Remark: HTTP `PUT /v1/me/blocks/{username}`.
+    /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/put(blockUser)`.
+    public enum blockUser {
+        public static let id: Swift.String = "blockUser"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/PUT/path`.
+            public struct Path: Sendable, Hashable {
+                /// Matched ignoring case.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/PUT/path/username`.
+                public var username: Components.Parameters.UsernamePath
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - username: Matched ignoring case.
+                public init(username: Components.Parameters.UsernamePath) {
+                    self.username = username
+                }
+            }
+            public var path: Operations.blockUser.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/PUT/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/PUT/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/PUT/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.blockUser.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.blockUser.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.blockUser.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.blockUser.Input.Path,
+                headers: Operations.blockUser.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct NoContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/PUT/responses/204/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/PUT/responses/204/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.blockUser.Output.NoContent.Headers
+                /// Creates a new `NoContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.blockUser.Output.NoContent.Headers) {
+                    self.headers = headers
+                }
+            }
+            /// Blocked.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/put(blockUser)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.blockUser.Output.NoContent)
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            public var noContent: Operations.blockUser.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/put(blockUser)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/put(blockUser)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such resource visible to the caller (other tenants' and other users' private data are not found either).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/put(blockUser)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `cannot_block_self`: the username is the caller's own. `too_many_blocks`: the caller has blocked as many users as a user may (`LR_BLOCKS_PER_USER`, 1,000 unless the operator says otherwise); unblock some first.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/put(blockUser)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.BlockRefused)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.BlockRefused {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/put(blockUser)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/put(blockUser)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/put(blockUser)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Unblock a user
+    ///
+    /// Ends the caller's block of that user (a block the other user made stays). Unblocking a user who is not blocked changes nothing.
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/blocks/{username}`.
+    /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/delete(unblockUser)`.
+    public enum unblockUser {
+        public static let id: Swift.String = "unblockUser"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/DELETE/path`.
+            public struct Path: Sendable, Hashable {
+                /// Matched ignoring case.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/DELETE/path/username`.
+                public var username: Components.Parameters.UsernamePath
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - username: Matched ignoring case.
+                public init(username: Components.Parameters.UsernamePath) {
+                    self.username = username
+                }
+            }
+            public var path: Operations.unblockUser.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/DELETE/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/DELETE/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/DELETE/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.unblockUser.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.unblockUser.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.unblockUser.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.unblockUser.Input.Path,
+                headers: Operations.unblockUser.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct NoContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/DELETE/responses/204/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/blocks/{username}/DELETE/responses/204/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.unblockUser.Output.NoContent.Headers
+                /// Creates a new `NoContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.unblockUser.Output.NoContent.Headers) {
+                    self.headers = headers
+                }
+            }
+            /// Not blocked.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/delete(unblockUser)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.unblockUser.Output.NoContent)
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            public var noContent: Operations.unblockUser.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/delete(unblockUser)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/delete(unblockUser)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such resource visible to the caller (other tenants' and other users' private data are not found either).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/delete(unblockUser)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/delete(unblockUser)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/delete(unblockUser)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/delete(unblockUser)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// The caller's reports and their state
+    ///
+    /// Newest first, in pages.
+    ///
+    /// - Remark: HTTP `GET /v1/me/reports`.
+    /// - Remark: Generated from `#/paths//v1/me/reports/get(listMyReports)`.
+    public enum listMyReports {
+        public static let id: Swift.String = "listMyReports"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/reports/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// Page size.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/reports/GET/query/limit`.
+                public var limit: Components.Parameters.Limit?
+                /// The `next_cursor` of the previous page of the same query; any other value is `400`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/reports/GET/query/cursor`.
+                public var cursor: Components.Parameters.Cursor?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - limit: Page size.
+                ///   - cursor: The `next_cursor` of the previous page of the same query; any other value is `400`.
+                public init(
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil
+                ) {
+                    self.limit = limit
+                    self.cursor = cursor
+                }
+            }
+            public var query: Operations.listMyReports.Input.Query
+            /// - Remark: Generated from `#/paths/v1/me/reports/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/reports/GET/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/reports/GET/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.listMyReports.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.listMyReports.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.listMyReports.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.listMyReports.Input.Query = .init(),
+                headers: Operations.listMyReports.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/reports/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/reports/GET/responses/200/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.listMyReports.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/reports/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/reports/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ReportPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.ReportPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.listMyReports.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.listMyReports.Output.Ok.Headers,
+                    body: Operations.listMyReports.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// A page of reports.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/reports/get(listMyReports)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.listMyReports.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.listMyReports.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/reports/get(listMyReports)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/reports/get(listMyReports)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/reports/get(listMyReports)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/reports/get(listMyReports)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/reports/get(listMyReports)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/reports/get(listMyReports)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Report a note, a place or a user
+    ///
+    /// For a moderator of the tenant to review. The report hides its target from the caller at once, for good (as if deleted, for them only: a reported user's notes and profile too). When as many distinct users as the tenant's threshold (3 unless the operator says otherwise) have an open report of one target, the target is held for a moderator: hidden from everyone but its author, who sees `"moderation": "pending"` on it. One open report per reporter and target: reporting it again answers `200` with that report. A target the caller cannot see is `404`, as `GET` would say.
+    ///
+    /// - Remark: HTTP `POST /v1/reports`.
+    /// - Remark: Generated from `#/paths//v1/reports/post(createReport)`.
+    public enum createReport {
+        public static let id: Swift.String = "createReport"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/reports/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/reports/POST/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/reports/POST/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.createReport.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.createReport.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.createReport.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/reports/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/reports/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.CreateReportRequest)
+            }
+            public var body: Operations.createReport.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.createReport.Input.Headers = .init(),
+                body: Operations.createReport.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/reports/POST/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/reports/POST/responses/200/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.createReport.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/reports/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/reports/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Report)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Report {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.createReport.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.createReport.Output.Ok.Headers,
+                    body: Operations.createReport.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The caller's open report of this target, unchanged.
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.createReport.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.createReport.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/reports/POST/responses/201/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/reports/POST/responses/201/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.createReport.Output.Created.Headers
+                /// - Remark: Generated from `#/paths/v1/reports/POST/responses/201/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/reports/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.Report)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Report {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.createReport.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.createReport.Output.Created.Headers,
+                    body: Operations.createReport.Output.Created.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The report, open.
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.createReport.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            public var created: Operations.createReport.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such resource visible to the caller (other tenants' and other users' private data are not found either).
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is larger than the configured limit (64 KiB by default).
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PayloadTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PayloadTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is not declared `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `validation_failed`: a field is missing, unknown or invalid (each in `errors`). `cannot_report_own_content`: the target is the caller, or the caller's own note or place.
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.ReportRefused)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.ReportRefused {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: the caller made as many reports in the last hour as a user may (`LR_REPORTS_PER_USER_PER_HOUR`, 20 by default), or the tenant received as many as it may (`LR_REPORTS_PER_TENANT_PER_HOUR`, 1,000); retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ReportsFlooded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ReportsFlooded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
     /// Another user's public profile
     ///
     /// - Remark: HTTP `GET /v1/users/{username}`.

@@ -88,6 +88,41 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/me/identities/{provider}`.
     /// - Remark: Generated from `#/paths//v1/me/identities/{provider}/delete(unlinkIdentity)`.
     func unlinkIdentity(_ input: Operations.unlinkIdentity.Input) async throws -> Operations.unlinkIdentity.Output
+    /// The users the caller blocked
+    ///
+    /// Newest block first, in pages.
+    ///
+    /// - Remark: HTTP `GET /v1/me/blocks`.
+    /// - Remark: Generated from `#/paths//v1/me/blocks/get(listBlocks)`.
+    func listBlocks(_ input: Operations.listBlocks.Input) async throws -> Operations.listBlocks.Output
+    /// Block a user
+    ///
+    /// A block works both ways, for both users, from the next request: neither sees the other's notes in any list (nearest, newest, viewport, search, a user's notes), by id (`404`), in a place's `note_count` or in clusters' counts, nor the other's profile (`404`). Neither is told. Blocking again changes nothing. A user who blocked the caller can be blocked back.
+    ///
+    /// - Remark: HTTP `PUT /v1/me/blocks/{username}`.
+    /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/put(blockUser)`.
+    func blockUser(_ input: Operations.blockUser.Input) async throws -> Operations.blockUser.Output
+    /// Unblock a user
+    ///
+    /// Ends the caller's block of that user (a block the other user made stays). Unblocking a user who is not blocked changes nothing.
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/blocks/{username}`.
+    /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/delete(unblockUser)`.
+    func unblockUser(_ input: Operations.unblockUser.Input) async throws -> Operations.unblockUser.Output
+    /// The caller's reports and their state
+    ///
+    /// Newest first, in pages.
+    ///
+    /// - Remark: HTTP `GET /v1/me/reports`.
+    /// - Remark: Generated from `#/paths//v1/me/reports/get(listMyReports)`.
+    func listMyReports(_ input: Operations.listMyReports.Input) async throws -> Operations.listMyReports.Output
+    /// Report a note, a place or a user
+    ///
+    /// For a moderator of the tenant to review. The report hides its target from the caller at once, for good (as if deleted, for them only: a reported user's notes and profile too). When as many distinct users as the tenant's threshold (3 unless the operator says otherwise) have an open report of one target, the target is held for a moderator: hidden from everyone but its author, who sees `"moderation": "pending"` on it. One open report per reporter and target: reporting it again answers `200` with that report. A target the caller cannot see is `404`, as `GET` would say.
+    ///
+    /// - Remark: HTTP `POST /v1/reports`.
+    /// - Remark: Generated from `#/paths//v1/reports/post(createReport)`.
+    func createReport(_ input: Operations.createReport.Input) async throws -> Operations.createReport.Output
     /// Another user's public profile
     ///
     /// - Remark: HTTP `GET /v1/users/{username}`.
@@ -331,6 +366,81 @@ extension APIProtocol {
     ) async throws -> Operations.unlinkIdentity.Output {
         try await unlinkIdentity(Operations.unlinkIdentity.Input(
             path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The users the caller blocked
+    ///
+    /// Newest block first, in pages.
+    ///
+    /// - Remark: HTTP `GET /v1/me/blocks`.
+    /// - Remark: Generated from `#/paths//v1/me/blocks/get(listBlocks)`.
+    public func listBlocks(
+        query: Operations.listBlocks.Input.Query = .init(),
+        headers: Operations.listBlocks.Input.Headers = .init()
+    ) async throws -> Operations.listBlocks.Output {
+        try await listBlocks(Operations.listBlocks.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Block a user
+    ///
+    /// A block works both ways, for both users, from the next request: neither sees the other's notes in any list (nearest, newest, viewport, search, a user's notes), by id (`404`), in a place's `note_count` or in clusters' counts, nor the other's profile (`404`). Neither is told. Blocking again changes nothing. A user who blocked the caller can be blocked back.
+    ///
+    /// - Remark: HTTP `PUT /v1/me/blocks/{username}`.
+    /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/put(blockUser)`.
+    public func blockUser(
+        path: Operations.blockUser.Input.Path,
+        headers: Operations.blockUser.Input.Headers = .init()
+    ) async throws -> Operations.blockUser.Output {
+        try await blockUser(Operations.blockUser.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Unblock a user
+    ///
+    /// Ends the caller's block of that user (a block the other user made stays). Unblocking a user who is not blocked changes nothing.
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/blocks/{username}`.
+    /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/delete(unblockUser)`.
+    public func unblockUser(
+        path: Operations.unblockUser.Input.Path,
+        headers: Operations.unblockUser.Input.Headers = .init()
+    ) async throws -> Operations.unblockUser.Output {
+        try await unblockUser(Operations.unblockUser.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The caller's reports and their state
+    ///
+    /// Newest first, in pages.
+    ///
+    /// - Remark: HTTP `GET /v1/me/reports`.
+    /// - Remark: Generated from `#/paths//v1/me/reports/get(listMyReports)`.
+    public func listMyReports(
+        query: Operations.listMyReports.Input.Query = .init(),
+        headers: Operations.listMyReports.Input.Headers = .init()
+    ) async throws -> Operations.listMyReports.Output {
+        try await listMyReports(Operations.listMyReports.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Report a note, a place or a user
+    ///
+    /// For a moderator of the tenant to review. The report hides its target from the caller at once, for good (as if deleted, for them only: a reported user's notes and profile too). When as many distinct users as the tenant's threshold (3 unless the operator says otherwise) have an open report of one target, the target is held for a moderator: hidden from everyone but its author, who sees `"moderation": "pending"` on it. One open report per reporter and target: reporting it again answers `200` with that report. A target the caller cannot see is `404`, as `GET` would say.
+    ///
+    /// - Remark: HTTP `POST /v1/reports`.
+    /// - Remark: Generated from `#/paths//v1/reports/post(createReport)`.
+    public func createReport(
+        headers: Operations.createReport.Input.Headers = .init(),
+        body: Operations.createReport.Input.Body
+    ) async throws -> Operations.createReport.Output {
+        try await createReport(Operations.createReport.Input(
             headers: headers,
             body: body
         ))

@@ -1,0 +1,133 @@
+import Foundation
+import Postgres
+
+/// The reports table (migration 0024) and the holding of a reported target, in the caller's
+/// tenant transaction. What a report hides is `Audience`'s, which every read composes.
+struct ReportStore: Sendable {
+    /// A target as the reporter finds it, locked so that reports of it are counted one at a time.
+    struct Target: Sendable {
+        /// Its author, creator or self; nil for a default place (the operator's).
+        let owner: Int64?
+        /// Whether the reporter may see it now.
+        let visible: Bool
+    }
+
+    /// Locks the target and says whose it is and whether `reporterID` sees it; nil when there
+    /// is no such target in the tenant.
+    func lockTarget(_ target: ReportTarget, tenantID: Int64, reporterID: Int64, on connection: PostgresConnection) async throws -> Target? {
+        let statement: PostgresQuery
+        switch target.type {
+        case .note:
+            statement = """
+                SELECT n.user_id, NOT n.author_disabled AND \(Audience.seesNote("n", tenantID: tenantID, viewerID: reporterID))
+                FROM notes n WHERE n.tenant_id = \(tenantID) AND n.id = \(target.id)
+                FOR NO KEY UPDATE OF n
+                """
+        case .place:
+            statement = """
+                SELECT p.created_by, \(Audience.seesPlace("p", tenantID: tenantID, viewerID: reporterID))
+                FROM places p WHERE p.tenant_id = \(tenantID) AND p.id = \(target.id)
+                FOR NO KEY UPDATE OF p
+                """
+        case .user:
+            statement = """
+                SELECT u.id, u.disabled_at IS NULL
+                             AND (u.id = \(reporterID) OR u.id NOT IN \(Audience.hiddenUsers(tenantID: tenantID, viewerID: reporterID)))
+                FROM users u WHERE u.tenant_id = \(tenantID) AND u.id = \(target.id)
+                FOR NO KEY UPDATE OF u
+                """
+        }
+        guard let row = try await connection.query(statement).first else { return nil }
+        return Target(owner: try row.decode(Int64?.self, column: 0), visible: try row.decode(Bool.self, column: 1))
+    }
+
+    static let reportColumns: PostgresQuery = "r.id, r.target_type, r.target_id, r.reason, r.detail, r.state, r.created_at"
+
+    static func report(from row: PostgresRow) throws -> Report {
+        let id = try row.decode(Int64.self, column: 0)
+        // The table's CHECKs allow only these values.
+        let type = ReportTargetType(rawValue: try row.decode(String.self, column: 1)) ?? .note
+        let targetID = try row.decode(Int64.self, column: 2)
+        let reason = ReportReason(rawValue: try row.decode(String.self, column: 3)) ?? .other
+        let detail = try row.decode(String?.self, column: 4)
+        let state = Report.State(rawValue: try row.decode(String.self, column: 5)) ?? .open
+        let createdAt = try row.decode(Date.self, column: 6)
+        return Report(
+            id: id, target: ReportTarget(type: type, id: targetID), reason: reason, detail: detail, state: state, createdAt: createdAt)
+    }
+
+    /// The reporter's open report of the target, if any.
+    func openReport(of target: ReportTarget, tenantID: Int64, reporterID: Int64, on connection: PostgresConnection) async throws -> Report? {
+        let rows = try await connection.query("""
+            SELECT \(Self.reportColumns) FROM reports r
+            WHERE r.tenant_id = \(tenantID) AND r.reporter_id = \(reporterID)
+              AND r.target_type = \(target.type.rawValue) AND r.target_id = \(target.id) AND r.state = 'open'
+            """)
+        return try rows.first.map(Self.report(from:))
+    }
+
+    /// Seconds until a report leaves the last hour's count, when `limit` reports of the
+    /// reporter (or, with `reporterID` nil, of the tenant) are in it already; nil when under it.
+    func secondsUntilUnder(_ limit: Int, tenantID: Int64, reporterID: Int64?, on connection: PostgresConnection) async throws -> Int? {
+        let whose: PostgresQuery = reporterID.map { "AND r.reporter_id = \($0)" } ?? ""
+        let rows = try await connection.query("""
+            SELECT ceil(extract(epoch FROM r.created_at + interval '1 hour' - now()))::int8
+            FROM reports r
+            WHERE r.tenant_id = \(tenantID) \(whose) AND r.created_at > now() - interval '1 hour'
+            ORDER BY r.created_at DESC
+            OFFSET \(limit - 1) LIMIT 1
+            """)
+        return try rows.first.map { max(1, try $0.decode(Int.self, column: 0)) }
+    }
+
+    func insert(_ draft: ReportDraft, tenantID: Int64, reporterID: Int64, on connection: PostgresConnection) async throws -> Report {
+        let rows = try await connection.query("""
+            INSERT INTO reports AS r (tenant_id, reporter_id, target_type, target_id, reason, detail)
+            VALUES (\(tenantID), \(reporterID), \(draft.target.type.rawValue), \(draft.target.id), \(draft.reason.rawValue), \(draft.detail))
+            RETURNING \(Self.reportColumns)
+            """)
+        return try Self.report(from: rows[0])
+    }
+
+    /// Holds the target for a moderator when its open reports reach the tenant's threshold;
+    /// whether it did now.
+    func holdIfReported(_ target: ReportTarget, tenantID: Int64, on connection: PostgresConnection) async throws -> Bool {
+        // The threshold first, alone: on Citus `tenants` is a reference table, and a write to a
+        // distributed table reads none in the same statement.
+        let threshold = try await connection.query("SELECT report_threshold FROM tenants WHERE id = \(tenantID)")[0]
+            .decode(Int.self, column: 0)
+        let table: PostgresQuery = switch target.type {
+        case .note: "notes"
+        case .place: "places"
+        case .user: "users"
+        }
+        let rows = try await connection.query("""
+            UPDATE \(table) SET moderation = 'pending'
+            WHERE tenant_id = \(tenantID) AND id = \(target.id) AND moderation IS NULL
+              AND (SELECT count(*) FROM reports r
+                   WHERE r.tenant_id = \(tenantID) AND r.target_type = \(target.type.rawValue)
+                     AND r.target_id = \(target.id) AND r.state = 'open') >= \(threshold)
+            RETURNING 1
+            """)
+        return !rows.isEmpty
+    }
+
+    /// The reporter's reports, newest first, in pages keyed on `(created_at, id)`.
+    func page(_ page: PageRequest, tenantID: Int64, reporterID: Int64, on reads: some PostgresQuerying) async throws -> ReportPage {
+        var keyset: PostgresQuery = ""
+        if case .newest(let micros, let id)? = page.cursor?.key {
+            keyset = "\n  AND (r.created_at, r.id) < (timestamptz 'epoch' + \(micros) * interval '1 microsecond', \(id))"
+        }
+        let rows = try await reads.query("""
+            SELECT \(Self.reportColumns), (extract(epoch FROM r.created_at) * 1000000)::bigint
+            FROM reports r
+            WHERE r.tenant_id = \(tenantID) AND r.reporter_id = \(reporterID)\(keyset)
+            ORDER BY r.created_at DESC, r.id DESC
+            LIMIT \(page.limit + 1)
+            """)
+        return try page.page(from: rows, keyColumn: 7) { row, _ in
+            let report = try Self.report(from: row)
+            return (report, report.id)
+        }
+    }
+}
