@@ -67,6 +67,11 @@ HOMES = {
     "ReportPage": "Safety",
     "ReportReason": "Safety",
     "ReportTargetType": "Safety",
+    "ModerationQueueItem": "Safety",
+    "ModerationQueuePage": "Safety",
+    "ModerationAction": "Safety",
+    "ModerationLogEntry": "Safety",
+    "ModerationLogPage": "Safety",
     "DeletedEvent": "Events",
     "ResetEvent": "Events",
 }
@@ -83,6 +88,7 @@ REQUESTS = {
     "LinkIdentityRequest": "Accounts",
     "CreateNoteRequest": "Notes",
     "CreateReportRequest": "Safety",
+    "ModerationDecisionRequest": "Safety",
     "UpdateNoteRequest": "Notes",
     "CreatePlaceRequest": "Places",
     "RenamePlaceRequest": "Places",
@@ -310,7 +316,7 @@ def write_value(kind, value):
 
 
 def service_enum(name, schema, indent):
-    lines = [doc(schema.get("description"), indent), f"{indent}enum {name}: String, Sendable, Equatable, CaseIterable {{\n"]
+    lines = [doc(schema.get("description"), indent), f"{indent}enum {name}: String, Sendable, Equatable, CaseIterable, JSONWritable {{\n"]
     # A nullable enumeration lists null among its values; the optional says it.
     for raw in (value for value in schema["enum"] if value is not None):
         case = swift_case(raw)
@@ -366,6 +372,8 @@ def read_call(contract, kind, field, field_name, required):
         return f'reader.string("{field_name}"{req})'
     if tag == "id":
         return f'reader.id("{field_name}"{req})'
+    if tag == "timestamp":
+        return f'reader.timestamp("{field_name}"{req})'
     if tag == "integer":
         sys.exit(f"generate-wire: integer request fields are not read yet ({field_name})")
     if tag == "number":

@@ -76,6 +76,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
             pool: parts.pool, reports: ReportStore(), perUserPerHour: configuration.safety.reportsPerUserPerHour,
             perTenantPerHour: configuration.safety.reportsPerTenantPerHour),
         bodyLimit: limit)
+    let moderation = ModerationController(moderation: ModerationService(pool: parts.pool, moderation: ModerationStore()), bodyLimit: limit)
 
     let v1 = router.group("v1")
     v1.addRoutes(auth.endpoints, atPath: "auth")
@@ -88,6 +89,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     authenticated.addRoutes(blocks.endpoints, atPath: "me/blocks")
     authenticated.addRoutes(reports.myEndpoints, atPath: "me/reports")
     authenticated.addRoutes(reports.endpoints, atPath: "reports")
+    authenticated.addRoutes(moderation.endpoints, atPath: "moderation")
     authenticated.addRoutes(users.userEndpoints, atPath: "users")
     authenticated.addRoutes(places.endpoints, atPath: "places")
     authenticated.addRoutes(streamTickets.endpoints, atPath: "events/tickets")

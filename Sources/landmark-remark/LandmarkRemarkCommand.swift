@@ -85,7 +85,7 @@ struct Distribute: AsyncParsableCommand {
 struct TenantCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tenant", abstract: "Create and list tenants, and change their settings.",
-        subcommands: [Create.self, List.self, Set.self])
+        subcommands: [Create.self, List.self, Set.self, Moderator.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a tenant.")
@@ -114,11 +114,27 @@ struct TenantCommand: AsyncParsableCommand {
 }
 
 extension TenantCommand {
+    struct Moderator: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a user a moderator of the tenant (or no longer, with --revoke): GET /v1/moderation/reports and decisions.")
+        @Argument(help: "The tenant's slug.") var slug: String
+        @Argument(help: "The user's username (any case).") var username: String
+        @Flag(help: "Withdraw the role.") var revoke = false
+
+        func run() async throws {
+            let (configuration, logger) = try loadConfiguration()
+            guard try await AdminCommands.setModerator(
+                tenant: slug, username: username, moderator: !revoke, configuration: configuration, logger: logger)
+            else { throw ValidationError("no user \(username) in tenant \(slug)") }
+            print("\(slug): \(username) \(revoke ? "is no longer a moderator" : "is a moderator")")
+        }
+    }
+
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change a tenant setting: min_password_length (8-128), guests_enabled (true/false) or allowed_origins (comma-separated web origins that may call the API; empty for none).")
+            abstract: "Change a tenant setting: min_password_length (8-128), guests_enabled (true/false), allowed_origins (comma-separated web origins that may call the API; empty for none) or report_threshold (1-1000 distinct reporters hold a target for a moderator).")
         @Argument(help: "The tenant's slug.") var slug: String
-        @Argument(help: "min_password_length, guests_enabled or allowed_origins.") var setting: String
+        @Argument(help: "min_password_length, guests_enabled, allowed_origins or report_threshold.") var setting: String
         @Argument(help: "The new value.") var value: String
 
         func run() async throws {

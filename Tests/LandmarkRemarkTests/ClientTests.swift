@@ -322,6 +322,23 @@ import Testing
             try await alice.unblock(username: "bob")
             #expect(try await alice.profile(username: "bob").username == "bob")
             #expect(try await alice.notesPage(NoteQuery(near: here)).items.map(\.id) == [kind.id])
+
+            // A moderator's queue, decision and log.
+            let carol = ClientTest.client(port: port, tenant: tenant)
+            try await carol.signUp(username: "carol", password: "a moderator's passphrase")
+            #expect(try await TestEnvironment.ownerScalar("SELECT admin.set_moderator(\(tenant), 'carol', true)", as: Bool.self))
+            var queue: [ModerationItem] = []
+            for try await item in carol.moderationQueue() { queue.append(item) }
+            #expect(queue.map(\.target) == [.note(id: rude.id)])
+            #expect(queue.first?.content == "something rude" && queue.first?.reasons == [.harassment])
+            let removed = try await carol.decide(.note(id: rude.id), .remove, note: "rude")
+            #expect(removed.isDecision && removed.action == "remove" && removed.moderator?.username == "carol")
+            var log: [ModerationLogEntry] = []
+            for try await entry in carol.moderationLog() { log.append(entry) }
+            #expect(log.map(\.isDecision) == [true, false])
+            var decided: [Report] = []
+            for try await filed in alice.myReports() { decided.append(filed) }
+            #expect(decided.map(\.state) == [.actioned])
         }
     }
 

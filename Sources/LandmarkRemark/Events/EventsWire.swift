@@ -18,7 +18,7 @@ struct DeletedEvent: JSONResponse, Equatable {
 /// `data` of `reset`: the stream cannot resume after the `Last-Event-ID` given. Fetch what you show afresh; the event's `id` is where the stream goes on from.
 struct ResetEvent: JSONResponse, Equatable {
     /// `unknown_position`: the id is ahead of the log. `expired`: events after it were purged (24-hour retention). `too_far_behind`: more events followed it than one replay sends.
-    enum Reason: String, Sendable, Equatable, CaseIterable {
+    enum Reason: String, Sendable, Equatable, CaseIterable, JSONWritable {
         case unknownPosition = "unknown_position"
         case expired
         case tooFarBehind = "too_far_behind"

@@ -1,3 +1,4 @@
+import Foundation
 /// Reads the fields of a JSON object one by one, collecting every problem
 /// (missing, null, wrong type, unknown) so one `422` can name them all.
 ///
@@ -71,6 +72,13 @@ struct JSONObjectReader {
             return nil
         }
         return value
+    }
+
+    /// A time: an RFC 3339 string with a zone (`Timestamp.parse`).
+    mutating func timestamp(_ name: String, required: Bool = true) -> Date? {
+        guard let text = string(name, required: required) else { return nil }
+        guard let date = Timestamp.parse(text) else { fail(name, "must be an RFC 3339 time with a zone, like 2026-12-24T00:00:00Z"); return nil }
+        return date
     }
 
     /// An id: a string of decimal digits (`ResourceID`).

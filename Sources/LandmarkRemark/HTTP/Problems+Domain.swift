@@ -55,6 +55,8 @@ extension AppError {
                 .unprocessableContent, code: "cannot_report_own_content", title: "Cannot report your own content",
                 detail: "the target is you, or your own note or place", errors: [FieldError(field: "target", message: "is your own")])
         case .tooManyReports(let seconds): .rateLimited(retryAfter: seconds)
+        case .notModerator: .forbidden("only the tenant's moderators may do this")
+        case .decisionRefused(let field, let message): .validation(field: field, message)
         }
     }
 

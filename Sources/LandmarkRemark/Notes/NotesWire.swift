@@ -58,7 +58,7 @@ struct CreateNoteRequest: Sendable, Equatable {
 
 struct Note: JSONResponse, Equatable {
     /// `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its author sees it. Null otherwise.
-    enum Moderation: String, Sendable, Equatable, CaseIterable {
+    enum Moderation: String, Sendable, Equatable, CaseIterable, JSONWritable {
         case pending
     }
 
@@ -128,7 +128,7 @@ struct UpdateNoteRequest: Sendable, Equatable {
 }
 
 /// `public` (seen by everyone in the tenant) or `private` (seen by the author only).
-enum Visibility: String, Sendable, Equatable, CaseIterable {
+enum Visibility: String, Sendable, Equatable, CaseIterable, JSONWritable {
     case `public`
     case `private`
 }

@@ -45,6 +45,13 @@ public enum AdminCommands {
         }
     }
 
+    /// Grants or withdraws a user's moderator role; false when the tenant has no such user.
+    public static func setModerator(tenant: String, username: String, moderator: Bool, configuration: AppConfiguration, logger: Logger) async throws -> Bool {
+        try await withOwnerPool(configuration, logger: logger) { pool in
+            try await AdminStore(pool: pool).setModerator(tenant: tenant, username: username, moderator: moderator)
+        }
+    }
+
     public static func listTenants(configuration: AppConfiguration, logger: Logger) async throws -> [TenantSummary] {
         try await withOwnerPool(configuration, logger: logger) { pool in
             try await AdminStore(pool: pool).tenants()

@@ -120,6 +120,23 @@ struct AdminStore: Sendable {
 }
 
 extension AdminStore {
+    /// Accounts whose suspension has ended, enabled again (migration 0025).
+    func liftEndedSuspensions() async throws -> Int {
+        try await pool.query("SELECT lift_ended_suspensions()")[0].decode(Int.self, column: 0)
+    }
+
+    /// Grants or withdraws a user's moderator role (`admin.set_moderator`); false for no such user.
+    func setModerator(tenant slug: String, username: String, moderator: Bool) async throws -> Bool {
+        try await pool.query("SELECT admin.set_moderator(\(slug), \(username), \(moderator))")[0].decode(Bool.self, column: 0)
+    }
+
+    /// Per tenant, its open reports and the age in seconds of the oldest (for /metrics).
+    static func openReports(_ pool: PostgresPool) async throws -> [(tenant: String, open: Int, oldestSeconds: Double)] {
+        try await pool.query("SELECT tenant, open_reports, oldest_seconds FROM open_report_stats()").map {
+            try $0.decode((String, Int, Double).self)
+        }
+    }
+
     /// `admin.distribute()`, the statement functions, then `distribution_problems()` (migration 0016).
     func distribute() async throws -> AdminCommands.Distribution {
         let citus = try await pool.query("SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')")[0].decode(Bool.self, column: 0)

@@ -10,6 +10,7 @@ struct OperationsController {
     let hashing: HashingPool
     let events: EventHub
     let registry: PrometheusCollectorRegistry
+    let moderation = ModerationGauges()
 
     func register(on router: Router<AppRequestContext>) {
         router.get("healthz") { _, _ in Self.text("ok\n") }
@@ -63,6 +64,12 @@ struct OperationsController {
             .set(events.horizonGauge)
         registry.makeGauge(descriptor: .init(metricName: "lr_event_log_polls", unitName: "", helpText: "Reads of the event log's horizon since start"))
             .set(Int64(events.polls))
+        do {
+            try await moderation.update(registry, pool: pool)
+        } catch {
+            // The other figures still help while the database does not answer.
+            context.logger.warning("reading the moderation figures failed", metadata: ["error": .string(String(reflecting: error))])
+        }
         var buffer = [UInt8]()
         registry.emit(into: &buffer)
         return Response(

@@ -5,7 +5,8 @@ import ServiceLifecycle
 /// Purges, on a timer, what has outlived its use: expired sessions and tokens, spent
 /// login counts, old known addresses and idempotency keys (`purge_expired()`, migration
 /// 0010, which names each horizon), and events older than 24 hours (tenant by tenant,
-/// `purge_tenant_events()`, migration 0018).
+/// `purge_tenant_events()`, migration 0018); and lifts suspensions that have run out
+/// (`lift_ended_suspensions()`, migration 0025), so a suspension ends within an interval.
 ///
 /// Every replica runs one; a purge is idempotent, so several at once only share the work.
 /// The first runs at a random point of the first interval, so replicas started together
@@ -29,10 +30,12 @@ struct RetentionService: Service {
         var guestSignups = 0
         var streamTickets = 0
         var events = 0
+        /// Not rows removed: suspended accounts enabled again, their suspension over.
+        var suspensionsLifted = 0
 
         var total: Int {
             sessions + sessionTokens + loginFailures + loginAddresses + idempotencyKeys + idTokenUses + guestSignups
-                + streamTickets + events
+                + streamTickets + events + suspensionsLifted
         }
     }
 
@@ -77,6 +80,7 @@ struct RetentionService: Service {
             try Task.checkCancellation()
         }
         purged.events = try await store.purgeEvents()
+        purged.suspensionsLifted = try await store.liftEndedSuspensions()
         return purged
     }
 }

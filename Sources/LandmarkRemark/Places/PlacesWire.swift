@@ -19,13 +19,13 @@ struct CreatePlaceRequest: Sendable, Equatable {
 
 struct Place: JSONResponse, Equatable {
     /// `default`: curated per tenant by an operator. `custom`: added by a user.
-    enum Kind: String, Sendable, Equatable, CaseIterable {
+    enum Kind: String, Sendable, Equatable, CaseIterable, JSONWritable {
         case `default`
         case custom
     }
 
     /// `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its creator sees it. Null otherwise.
-    enum Moderation: String, Sendable, Equatable, CaseIterable {
+    enum Moderation: String, Sendable, Equatable, CaseIterable, JSONWritable {
         case pending
     }
 

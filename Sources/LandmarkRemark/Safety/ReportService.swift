@@ -36,6 +36,7 @@ struct ReportService: Sendable {
                 }
             }
             let report = try await reports.insert(draft, tenantID: tenantID, reporterID: reporterID, on: connection)
+            try await reports.log(report, tenantID: tenantID, on: connection)
             if try await reports.holdIfReported(draft.target, tenantID: tenantID, on: connection) {
                 logger.info("held for a moderator", metadata: ["target": "\(draft.target.type.rawValue) \(draft.target.id)"])
             }

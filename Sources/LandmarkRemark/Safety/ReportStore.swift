@@ -89,6 +89,31 @@ struct ReportStore: Sendable {
         return try Self.report(from: rows[0])
     }
 
+    /// Writes the report to the moderators' log with the target's content and author as they
+    /// are now, and never the reporter.
+    func log(_ report: Report, tenantID: Int64, on connection: PostgresConnection) async throws {
+        let (type, id) = (report.target.type, report.target.id)
+        let content: PostgresQuery = switch type {
+        case .note:
+            """
+            SELECT n.body, n.user_id, u.username FROM notes n JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
+            WHERE n.tenant_id = \(tenantID) AND n.id = \(id)
+            """
+        case .place:
+            """
+            SELECT p.name, p.created_by, u.username FROM places p LEFT JOIN users u ON u.tenant_id = \(tenantID) AND u.id = p.created_by
+            WHERE p.tenant_id = \(tenantID) AND p.id = \(id)
+            """
+        case .user:
+            "SELECT u.username, u.id, u.username FROM users u WHERE u.tenant_id = \(tenantID) AND u.id = \(id)"
+        }
+        try await connection.query("""
+            INSERT INTO moderation_log (tenant_id, kind, target_type, target_id, content, author_id, author_name, reason)
+            SELECT \(tenantID), 'report', \(type.rawValue), \(id), c.*, \(report.reason.rawValue)
+            FROM (\(content)) c
+            """)
+    }
+
     /// Holds the target for a moderator when its open reports reach the tenant's threshold;
     /// whether it did now.
     func holdIfReported(_ target: ReportTarget, tenantID: Int64, on connection: PostgresConnection) async throws -> Bool {

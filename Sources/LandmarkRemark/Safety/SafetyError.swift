@@ -12,4 +12,8 @@ enum SafetyError: Error, Equatable {
     case cannotReportOwnContent
     /// The reporter, or the tenant, made as many reports in the last hour as it may; retry after so many seconds.
     case tooManyReports(retryAfter: Int)
+    /// The caller is not a moderator of their tenant.
+    case notModerator
+    /// A decision that does not fit its target: the field and why.
+    case decisionRefused(field: String, message: String)
 }

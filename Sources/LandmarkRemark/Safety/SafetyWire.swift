@@ -53,10 +53,156 @@ struct CreateReportRequest: Sendable, Equatable {
     }
 }
 
+/// `dismiss`: the reports were unfounded; a held target is shown again. `remove`: the note or place is deleted for everyone (not for a user target). `suspend_author`: the reported note or place is removed and its author's account (or the reported user's) is disabled until `until`: signed out, their content hidden. `ban_author`: the same, for good.
+enum ModerationAction: String, Sendable, Equatable, CaseIterable, JSONWritable {
+    case dismiss
+    case remove
+    case suspendAuthor = "suspend_author"
+    case banAuthor = "ban_author"
+}
+
+/// Generated: each field as read with its JSON type; nil where it is absent or wrong (the
+/// reader recorded why), and for a field that may be null, `.some(nil)` when it was null.
+struct ModerationDecisionRequest: Sendable, Equatable {
+    var action: ModerationAction?
+    /// With `suspend_author` (and only then): when the suspension ends, in the future and within a year.
+    var until: Date??
+    /// For the log: why, up to 1,000 characters; blank is none.
+    var note: String??
+
+    init(reading reader: inout JSONObjectReader) {
+        action = reader.enumeration("action", as: ModerationAction.self)
+        until = reader.nullable("until") { reader in reader.timestamp("until", required: false) }
+        note = reader.nullable("note") { reader in reader.string("note", required: false) }
+    }
+}
+
+/// A report filed or a decision taken, with the content as it was then. A report's reporter is never named.
+struct ModerationLogEntry: JSONResponse, Equatable {
+    enum Kind: String, Sendable, Equatable, CaseIterable, JSONWritable {
+        case report
+        case decision
+    }
+
+    /// A report's reason; null for a decision.
+    enum Reason: String, Sendable, Equatable, CaseIterable, JSONWritable {
+        case spam
+        case harassment
+        case hate
+        case sexual
+        case violence
+        case selfHarm = "self_harm"
+        case illegal
+        case privacy
+        case other
+    }
+
+    /// A decision's action; null for a report.
+    enum Action: String, Sendable, Equatable, CaseIterable, JSONWritable {
+        case dismiss
+        case remove
+        case suspendAuthor = "suspend_author"
+        case banAuthor = "ban_author"
+    }
+
+    var id: Int64
+    var kind: ModerationLogEntry.Kind
+    var target: ReportTarget
+    /// The target's author, creator or self then; null for the operator's default places.
+    var author: UserSummary?
+    /// The content's text then; null when it was already gone.
+    var content: String?
+    var reason: ModerationLogEntry.Reason?
+    var action: ModerationLogEntry.Action?
+    /// Who decided; null for a report.
+    var moderator: UserSummary?
+    /// A suspension's end; null otherwise.
+    var until: Date?
+    /// The moderator's note; null when none.
+    var note: String?
+    var createdAt: Date
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("action")
+            if let action { json.string(action.rawValue) } else { json.null() }
+            json.key("author")
+            if let author { author.write(to: &json) } else { json.null() }
+            json.key("content")
+            json.string(content)
+            json.key("created_at")
+            json.timestamp(createdAt)
+            json.key("id")
+            json.quotedInteger(id)
+            json.key("kind")
+            json.string(kind.rawValue)
+            json.key("moderator")
+            if let moderator { moderator.write(to: &json) } else { json.null() }
+            json.key("note")
+            json.string(note)
+            json.key("reason")
+            if let reason { json.string(reason.rawValue) } else { json.null() }
+            json.key("target")
+            target.write(to: &json)
+            json.key("until")
+            if let until { json.timestamp(until) } else { json.null() }
+        }
+    }
+}
+
+/// The log, the newest first.
+typealias ModerationLogPage = Page<ModerationLogEntry>
+
+/// A reported target with its open reports, as it is now. Reporters are never named.
+struct ModerationQueueItem: JSONResponse, Equatable {
+    /// `pending` when the target is held (hidden from all but its author).
+    enum Moderation: String, Sendable, Equatable, CaseIterable, JSONWritable {
+        case pending
+    }
+
+    var target: ReportTarget
+    /// The content's text now: the note's body, the place's name, or the username; null when it is gone (deleted since).
+    var content: String?
+    /// Who wrote the note, made the place or is the user; null for the operator's default places and for deleted accounts.
+    var author: UserSummary?
+    var moderation: ModerationQueueItem.Moderation?
+    /// Open reports, one per reporter.
+    var openReports: Int
+    /// The reasons given, each once, the most given first.
+    var reasons: [ReportReason]
+    var firstReportedAt: Date
+    /// 24 hours after the first open report: what app review teams expect.
+    var dueAt: Date
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("author")
+            if let author { author.write(to: &json) } else { json.null() }
+            json.key("content")
+            json.string(content)
+            json.key("due_at")
+            json.timestamp(dueAt)
+            json.key("first_reported_at")
+            json.timestamp(firstReportedAt)
+            json.key("moderation")
+            if let moderation { json.string(moderation.rawValue) } else { json.null() }
+            json.key("open_reports")
+            json.integer(Int64(openReports))
+            json.key("reasons")
+            json.array(reasons)
+            json.key("target")
+            target.write(to: &json)
+        }
+    }
+}
+
+/// Reported targets, the longest waiting first.
+typealias ModerationQueuePage = Page<ModerationQueueItem>
+
 /// A report the caller made. Who reported is never shown to the reported user.
 struct Report: JSONResponse, Equatable {
     /// `open` until a moderator decides: `actioned` (the content removed or its author suspended or banned) or `dismissed`.
-    enum State: String, Sendable, Equatable, CaseIterable {
+    enum State: String, Sendable, Equatable, CaseIterable, JSONWritable {
         case open
         case actioned
         case dismissed
@@ -92,7 +238,7 @@ struct Report: JSONResponse, Equatable {
 typealias ReportPage = Page<Report>
 
 /// Why the content is objectionable; `other` with a `detail`, ideally.
-enum ReportReason: String, Sendable, Equatable, CaseIterable {
+enum ReportReason: String, Sendable, Equatable, CaseIterable, JSONWritable {
     case spam
     case harassment
     case hate
@@ -119,7 +265,7 @@ struct ReportTarget: JSONResponse, Equatable {
 }
 
 /// What is reported: a note, a place, or a user (their account and everything they post).
-enum ReportTargetType: String, Sendable, Equatable, CaseIterable {
+enum ReportTargetType: String, Sendable, Equatable, CaseIterable, JSONWritable {
     case note
     case place
     case user

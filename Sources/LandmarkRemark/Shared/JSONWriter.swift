@@ -182,3 +182,10 @@ extension JSONWritable {
         return json.bytes
     }
 }
+
+/// The contract's enumerations are written as their raw strings (in arrays, say).
+extension JSONWritable where Self: RawRepresentable, RawValue == String {
+    func write(to json: inout JSONWriter) {
+        json.string(rawValue)
+    }
+}

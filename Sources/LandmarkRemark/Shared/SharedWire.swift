@@ -3,7 +3,7 @@
 
 import Foundation
 
-/// The shape `NotePage` and `PlacePage` and `ReportPage` share: they differ only in their items.
+/// The shape `NotePage` and `PlacePage` and `ReportPage` and `ModerationQueuePage` and `ModerationLogPage` share: they differ only in their items.
 struct Page<Item: JSONWritable & Sendable & Equatable>: JSONResponse, Equatable {
     var items: [Item]
     /// Pass as `cursor` for the next page; null on the last page.

@@ -2,6 +2,13 @@ import Foundation
 
 /// RFC 3339 in UTC with milliseconds (`2026-11-21T09:30:00.123Z`), the API's one timestamp form.
 enum Timestamp {
+    /// An RFC 3339 time with a zone (`Z` or an offset), with or without fractional seconds.
+    static func parse(_ text: String) -> Date? {
+        guard text.utf8.count <= 40 else { return nil }
+        return (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            ?? (try? Date(text, strategy: .iso8601))
+    }
+
     static func format(_ date: Date) -> String {
         var bytes = [UInt8]()
         write(date, to: &bytes)

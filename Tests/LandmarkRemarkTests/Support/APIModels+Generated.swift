@@ -87,6 +87,77 @@ extension API {
         }
     }
 
+    /// A report filed or a decision taken, with the content as it was then. A report's reporter is never named.
+    struct ModerationLogEntry: APIModel {
+        let id: String
+        let kind: String
+        let target: ReportTarget
+        /// The target's author, creator or self then; null for the operator's default places.
+        @Nullable var author: UserSummary?
+        /// The content's text then; null when it was already gone.
+        @Nullable var content: String?
+        /// A report's reason; null for a decision.
+        @Nullable var reason: String?
+        /// A decision's action; null for a report.
+        @Nullable var action: String?
+        /// Who decided; null for a report.
+        @Nullable var moderator: UserSummary?
+        /// A suspension's end; null otherwise.
+        @Nullable var until: Timestamp?
+        /// The moderator's note; null when none.
+        @Nullable var note: String?
+        let createdAt: Timestamp
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case kind
+            case target
+            case author
+            case content
+            case reason
+            case action
+            case moderator
+            case until
+            case note
+            case createdAt = "created_at"
+        }
+    }
+
+    /// The log, the newest first.
+    typealias ModerationLogPage = Page<ModerationLogEntry>
+
+    /// A reported target with its open reports, as it is now. Reporters are never named.
+    struct ModerationQueueItem: APIModel {
+        let target: ReportTarget
+        /// The content's text now: the note's body, the place's name, or the username; null when it is gone (deleted since).
+        @Nullable var content: String?
+        /// Who wrote the note, made the place or is the user; null for the operator's default places and for deleted accounts.
+        @Nullable var author: UserSummary?
+        /// `pending` when the target is held (hidden from all but its author).
+        @Nullable var moderation: String?
+        /// Open reports, one per reporter.
+        let openReports: Int
+        /// The reasons given, each once, the most given first.
+        let reasons: [String]
+        let firstReportedAt: Timestamp
+        /// 24 hours after the first open report: what app review teams expect.
+        let dueAt: Timestamp
+
+        enum CodingKeys: String, CodingKey {
+            case target
+            case content
+            case author
+            case moderation
+            case openReports = "open_reports"
+            case reasons
+            case firstReportedAt = "first_reported_at"
+            case dueAt = "due_at"
+        }
+    }
+
+    /// Reported targets, the longest waiting first.
+    typealias ModerationQueuePage = Page<ModerationQueueItem>
+
     struct Note: APIModel {
         let id: String
         let body: String

@@ -47,3 +47,41 @@ extension LandmarkRemark {
         }
     }
 }
+
+/// For the tenant's moderators (an operator grants the role).
+extension LandmarkRemark {
+    /// Reported targets with open reports, the longest waiting first.
+    public func moderationQueue(pageSize: Int? = nil) -> Pages<ModerationItem> {
+        Pages { cursor in
+            try await Self.perform {
+                let page = try await self.api.moderationQueue(query: .init(limit: pageSize, cursor: cursor)).ok.body.json
+                return Page(items: page.items.map(ModerationItem.init), nextCursor: page.next_cursor)
+            }
+        }
+    }
+
+    /// Decides on a reported target, closing its open reports; the decision as the log keeps it.
+    @discardableResult
+    public func decide(_ target: ReportTarget, _ action: ModerationAction, note: String? = nil) async throws -> ModerationLogEntry {
+        try await Self.perform {
+            let body: Components.Schemas.ModerationDecisionRequest = switch action {
+            case .dismiss: .init(action: .dismiss, note: note)
+            case .remove: .init(action: .remove, note: note)
+            case .suspendAuthor(let until): .init(action: .suspend_author, until: until, note: note)
+            case .banAuthor: .init(action: .ban_author, note: note)
+            }
+            let output = try await api.decideModeration(path: .init(_type: target.pathType, id: target.id), body: .json(body))
+            return ModerationLogEntry(try output.ok.body.json)
+        }
+    }
+
+    /// Every report and decision, the newest first.
+    public func moderationLog(pageSize: Int? = nil) -> Pages<ModerationLogEntry> {
+        Pages { cursor in
+            try await Self.perform {
+                let page = try await self.api.moderationLog(query: .init(limit: pageSize, cursor: cursor)).ok.body.json
+                return Page(items: page.items.map(ModerationLogEntry.init), nextCursor: page.next_cursor)
+            }
+        }
+    }
+}

@@ -183,11 +183,7 @@ public enum ReportTarget: Sendable, Hashable {
     }
 
     init(_ target: Components.Schemas.Report.targetPayload) {
-        switch target._type {
-        case .note: self = .note(id: target.id)
-        case .place: self = .place(id: target.id)
-        case .user: self = .user(id: target.id)
-        }
+        self.init(type: target._type, id: target.id)
     }
 }
 
@@ -216,5 +212,94 @@ public struct Report: Sendable, Hashable, Identifiable {
         detail = report.detail
         state = State(rawValue: report.state.rawValue) ?? .open
         createdAt = report.created_at
+    }
+}
+
+/// A reported target waiting for a moderator, as it is now (reporters are never named).
+public struct ModerationItem: Sendable, Hashable {
+    public let target: ReportTarget
+    /// The note's body, the place's name or the username now; nil when it is gone.
+    public let content: String?
+    public let author: Author?
+    public let isHeld: Bool
+    public let openReports: Int
+    /// Each reason given, the most given first.
+    public let reasons: [ReportReason]
+    public let firstReportedAt: Date
+    /// 24 hours after the first report: what app review teams expect.
+    public let dueAt: Date
+
+    init(_ item: Components.Schemas.ModerationQueueItem) {
+        target = ReportTarget(type: item.target._type, id: item.target.id)
+        content = item.content
+        author = item.author.map { Author(id: $0.id, username: $0.username) }
+        isHeld = item.moderation == .pending
+        openReports = item.open_reports
+        reasons = item.reasons.compactMap { ReportReason(rawValue: $0.rawValue) }
+        firstReportedAt = item.first_reported_at
+        dueAt = item.due_at.value1
+    }
+}
+
+/// What a moderator decides.
+public enum ModerationAction: Sendable, Hashable {
+    case dismiss
+    case remove
+    case suspendAuthor(until: Date)
+    case banAuthor
+}
+
+/// A report filed or a decision taken, with the content as it was then.
+public struct ModerationLogEntry: Sendable, Hashable, Identifiable {
+    public let id: String
+    public let isDecision: Bool
+    public let target: ReportTarget
+    public let author: Author?
+    public let content: String?
+    /// A report's reason.
+    public let reason: ReportReason?
+    /// A decision's action (`dismiss`, `remove`, `suspend_author`, `ban_author`).
+    public let action: String?
+    public let moderator: Author?
+    public let until: Date?
+    public let note: String?
+    public let createdAt: Date
+
+    init(_ entry: Components.Schemas.ModerationLogEntry) {
+        id = entry.id
+        isDecision = entry.kind == .decision
+        target = ReportTarget(type: entry.target._type, id: entry.target.id)
+        author = entry.author.map { Author(id: $0.id, username: $0.username) }
+        content = entry.content
+        reason = entry.reason.flatMap { ReportReason(rawValue: $0.rawValue) }
+        action = entry.action?.rawValue
+        moderator = entry.moderator.map { Author(id: $0.id, username: $0.username) }
+        until = entry.until
+        note = entry.note
+        createdAt = entry.created_at
+    }
+}
+
+extension ReportTarget {
+    init(type: Components.Schemas.ReportTargetType, id: String) {
+        switch type {
+        case .note: self = .note(id: id)
+        case .place: self = .place(id: id)
+        case .user: self = .user(id: id)
+        }
+    }
+
+    var pathType: Components.Schemas.ReportTargetType {
+        switch self {
+        case .note: .note
+        case .place: .place
+        case .user: .user
+        }
+    }
+
+    var id: String {
+        switch self {
+        case .note(let id), .place(let id), .user(let id): id
+        }
     }
 }

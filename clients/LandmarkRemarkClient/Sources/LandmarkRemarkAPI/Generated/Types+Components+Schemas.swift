@@ -2293,5 +2293,675 @@ extension Components {
                 ])
             }
         }
+        /// A reported target with its open reports, as it is now. Reporters are never named.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ModerationQueueItem`.
+        public struct ModerationQueueItem: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/target`.
+            public struct targetPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/target/type`.
+                public var _type: Components.Schemas.ReportTargetType
+                /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/target/id`.
+                public var id: Components.Schemas.Id
+                /// Creates a new `targetPayload`.
+                ///
+                /// - Parameters:
+                ///   - _type:
+                ///   - id:
+                public init(
+                    _type: Components.Schemas.ReportTargetType,
+                    id: Components.Schemas.Id
+                ) {
+                    self._type = _type
+                    self.id = id
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case _type = "type"
+                    case id
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self._type = try container.decode(
+                        Components.Schemas.ReportTargetType.self,
+                        forKey: ._type
+                    )
+                    self.id = try container.decode(
+                        Components.Schemas.Id.self,
+                        forKey: .id
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "type",
+                        "id"
+                    ])
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/target`.
+            public var target: Components.Schemas.ModerationQueueItem.targetPayload
+            /// The content's text now: the note's body, the place's name, or the username; null when it is gone (deleted since).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/content`.
+            public var content: Swift.String?
+            /// Who wrote the note, made the place or is the user; null for the operator's default places and for deleted accounts.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/author`.
+            public struct authorPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/author/id`.
+                public var id: Components.Schemas.Id
+                /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/author/username`.
+                public var username: Components.Schemas.Username
+                /// Creates a new `authorPayload`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - username:
+                public init(
+                    id: Components.Schemas.Id,
+                    username: Components.Schemas.Username
+                ) {
+                    self.id = id
+                    self.username = username
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case id
+                    case username
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.id = try container.decode(
+                        Components.Schemas.Id.self,
+                        forKey: .id
+                    )
+                    self.username = try container.decode(
+                        Components.Schemas.Username.self,
+                        forKey: .username
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "id",
+                        "username"
+                    ])
+                }
+            }
+            /// Who wrote the note, made the place or is the user; null for the operator's default places and for deleted accounts.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/author`.
+            public var author: Components.Schemas.ModerationQueueItem.authorPayload?
+            /// `pending` when the target is held (hidden from all but its author).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/moderation`.
+            @frozen public enum moderationPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case pending = "pending"
+                case _empty = ""
+            }
+            /// `pending` when the target is held (hidden from all but its author).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/moderation`.
+            public var moderation: Components.Schemas.ModerationQueueItem.moderationPayload?
+            /// Open reports, one per reporter.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/open_reports`.
+            public var open_reports: Swift.Int
+            /// The reasons given, each once, the most given first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/reasons`.
+            public var reasons: [Components.Schemas.ReportReason]
+            /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/first_reported_at`.
+            public var first_reported_at: Components.Schemas.Timestamp
+            /// 24 hours after the first open report: what app review teams expect.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/due_at`.
+            public struct due_atPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/due_at/value1`.
+                public var value1: Components.Schemas.Timestamp
+                /// Creates a new `due_atPayload`.
+                ///
+                /// - Parameters:
+                ///   - value1:
+                public init(value1: Components.Schemas.Timestamp) {
+                    self.value1 = value1
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    self.value1 = try decoder.decodeFromSingleValueContainer()
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeToSingleValueContainer(self.value1)
+                }
+            }
+            /// 24 hours after the first open report: what app review teams expect.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationQueueItem/due_at`.
+            public var due_at: Components.Schemas.ModerationQueueItem.due_atPayload
+            /// Creates a new `ModerationQueueItem`.
+            ///
+            /// - Parameters:
+            ///   - target:
+            ///   - content: The content's text now: the note's body, the place's name, or the username; null when it is gone (deleted since).
+            ///   - author: Who wrote the note, made the place or is the user; null for the operator's default places and for deleted accounts.
+            ///   - moderation: `pending` when the target is held (hidden from all but its author).
+            ///   - open_reports: Open reports, one per reporter.
+            ///   - reasons: The reasons given, each once, the most given first.
+            ///   - first_reported_at:
+            ///   - due_at: 24 hours after the first open report: what app review teams expect.
+            public init(
+                target: Components.Schemas.ModerationQueueItem.targetPayload,
+                content: Swift.String? = nil,
+                author: Components.Schemas.ModerationQueueItem.authorPayload? = nil,
+                moderation: Components.Schemas.ModerationQueueItem.moderationPayload? = nil,
+                open_reports: Swift.Int,
+                reasons: [Components.Schemas.ReportReason],
+                first_reported_at: Components.Schemas.Timestamp,
+                due_at: Components.Schemas.ModerationQueueItem.due_atPayload
+            ) {
+                self.target = target
+                self.content = content
+                self.author = author
+                self.moderation = moderation
+                self.open_reports = open_reports
+                self.reasons = reasons
+                self.first_reported_at = first_reported_at
+                self.due_at = due_at
+            }
+            public enum CodingKeys: String, CodingKey {
+                case target
+                case content
+                case author
+                case moderation
+                case open_reports
+                case reasons
+                case first_reported_at
+                case due_at
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.target = try container.decode(
+                    Components.Schemas.ModerationQueueItem.targetPayload.self,
+                    forKey: .target
+                )
+                self.content = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .content
+                )
+                self.author = try container.decodeIfPresent(
+                    Components.Schemas.ModerationQueueItem.authorPayload.self,
+                    forKey: .author
+                )
+                self.moderation = try container.decodeIfPresent(
+                    Components.Schemas.ModerationQueueItem.moderationPayload.self,
+                    forKey: .moderation
+                )
+                self.open_reports = try container.decode(
+                    Swift.Int.self,
+                    forKey: .open_reports
+                )
+                self.reasons = try container.decode(
+                    [Components.Schemas.ReportReason].self,
+                    forKey: .reasons
+                )
+                self.first_reported_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .first_reported_at
+                )
+                self.due_at = try container.decode(
+                    Components.Schemas.ModerationQueueItem.due_atPayload.self,
+                    forKey: .due_at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "target",
+                    "content",
+                    "author",
+                    "moderation",
+                    "open_reports",
+                    "reasons",
+                    "first_reported_at",
+                    "due_at"
+                ])
+            }
+        }
+        /// Reported targets, the longest waiting first.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ModerationQueuePage`.
+        public struct ModerationQueuePage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ModerationQueuePage/items`.
+            public var items: [Components.Schemas.ModerationQueueItem]
+            /// Pass as `cursor` for the next page; null on the last page.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationQueuePage/next_cursor`.
+            public var next_cursor: Swift.String?
+            /// Creates a new `ModerationQueuePage`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - next_cursor: Pass as `cursor` for the next page; null on the last page.
+            public init(
+                items: [Components.Schemas.ModerationQueueItem],
+                next_cursor: Swift.String? = nil
+            ) {
+                self.items = items
+                self.next_cursor = next_cursor
+            }
+            public enum CodingKeys: String, CodingKey {
+                case items
+                case next_cursor
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.items = try container.decode(
+                    [Components.Schemas.ModerationQueueItem].self,
+                    forKey: .items
+                )
+                self.next_cursor = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .next_cursor
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "items",
+                    "next_cursor"
+                ])
+            }
+        }
+        /// `dismiss`: the reports were unfounded; a held target is shown again. `remove`: the note or place is deleted for everyone (not for a user target). `suspend_author`: the reported note or place is removed and its author's account (or the reported user's) is disabled until `until`: signed out, their content hidden. `ban_author`: the same, for good.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ModerationAction`.
+        @frozen public enum ModerationAction: String, Codable, Hashable, Sendable, CaseIterable {
+            case dismiss = "dismiss"
+            case remove = "remove"
+            case suspend_author = "suspend_author"
+            case ban_author = "ban_author"
+        }
+        /// - Remark: Generated from `#/components/schemas/ModerationDecisionRequest`.
+        public struct ModerationDecisionRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ModerationDecisionRequest/action`.
+            public var action: Components.Schemas.ModerationAction
+            /// With `suspend_author` (and only then): when the suspension ends, in the future and within a year.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationDecisionRequest/until`.
+            public var until: Foundation.Date?
+            /// For the log: why, up to 1,000 characters; blank is none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationDecisionRequest/note`.
+            public var note: Swift.String?
+            /// Creates a new `ModerationDecisionRequest`.
+            ///
+            /// - Parameters:
+            ///   - action:
+            ///   - until: With `suspend_author` (and only then): when the suspension ends, in the future and within a year.
+            ///   - note: For the log: why, up to 1,000 characters; blank is none.
+            public init(
+                action: Components.Schemas.ModerationAction,
+                until: Foundation.Date? = nil,
+                note: Swift.String? = nil
+            ) {
+                self.action = action
+                self.until = until
+                self.note = note
+            }
+            public enum CodingKeys: String, CodingKey {
+                case action
+                case until
+                case note
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.action = try container.decode(
+                    Components.Schemas.ModerationAction.self,
+                    forKey: .action
+                )
+                self.until = try container.decodeIfPresent(
+                    Foundation.Date.self,
+                    forKey: .until
+                )
+                self.note = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .note
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "action",
+                    "until",
+                    "note"
+                ])
+            }
+        }
+        /// A report filed or a decision taken, with the content as it was then. A report's reporter is never named.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ModerationLogEntry`.
+        public struct ModerationLogEntry: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/id`.
+            public var id: Components.Schemas.Id
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/kind`.
+            @frozen public enum kindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case report = "report"
+                case decision = "decision"
+            }
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/kind`.
+            public var kind: Components.Schemas.ModerationLogEntry.kindPayload
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/target`.
+            public struct targetPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/target/type`.
+                public var _type: Components.Schemas.ReportTargetType
+                /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/target/id`.
+                public var id: Components.Schemas.Id
+                /// Creates a new `targetPayload`.
+                ///
+                /// - Parameters:
+                ///   - _type:
+                ///   - id:
+                public init(
+                    _type: Components.Schemas.ReportTargetType,
+                    id: Components.Schemas.Id
+                ) {
+                    self._type = _type
+                    self.id = id
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case _type = "type"
+                    case id
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self._type = try container.decode(
+                        Components.Schemas.ReportTargetType.self,
+                        forKey: ._type
+                    )
+                    self.id = try container.decode(
+                        Components.Schemas.Id.self,
+                        forKey: .id
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "type",
+                        "id"
+                    ])
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/target`.
+            public var target: Components.Schemas.ModerationLogEntry.targetPayload
+            /// The target's author, creator or self then; null for the operator's default places.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/author`.
+            public struct authorPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/author/id`.
+                public var id: Components.Schemas.Id
+                /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/author/username`.
+                public var username: Components.Schemas.Username
+                /// Creates a new `authorPayload`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - username:
+                public init(
+                    id: Components.Schemas.Id,
+                    username: Components.Schemas.Username
+                ) {
+                    self.id = id
+                    self.username = username
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case id
+                    case username
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.id = try container.decode(
+                        Components.Schemas.Id.self,
+                        forKey: .id
+                    )
+                    self.username = try container.decode(
+                        Components.Schemas.Username.self,
+                        forKey: .username
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "id",
+                        "username"
+                    ])
+                }
+            }
+            /// The target's author, creator or self then; null for the operator's default places.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/author`.
+            public var author: Components.Schemas.ModerationLogEntry.authorPayload?
+            /// The content's text then; null when it was already gone.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/content`.
+            public var content: Swift.String?
+            /// A report's reason; null for a decision.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/reason`.
+            @frozen public enum reasonPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case spam = "spam"
+                case harassment = "harassment"
+                case hate = "hate"
+                case sexual = "sexual"
+                case violence = "violence"
+                case self_harm = "self_harm"
+                case illegal = "illegal"
+                case privacy = "privacy"
+                case other = "other"
+                case _empty = ""
+            }
+            /// A report's reason; null for a decision.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/reason`.
+            public var reason: Components.Schemas.ModerationLogEntry.reasonPayload?
+            /// A decision's action; null for a report.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/action`.
+            @frozen public enum actionPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case dismiss = "dismiss"
+                case remove = "remove"
+                case suspend_author = "suspend_author"
+                case ban_author = "ban_author"
+                case _empty = ""
+            }
+            /// A decision's action; null for a report.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/action`.
+            public var action: Components.Schemas.ModerationLogEntry.actionPayload?
+            /// Who decided; null for a report.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/moderator`.
+            public struct moderatorPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/moderator/id`.
+                public var id: Components.Schemas.Id
+                /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/moderator/username`.
+                public var username: Components.Schemas.Username
+                /// Creates a new `moderatorPayload`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - username:
+                public init(
+                    id: Components.Schemas.Id,
+                    username: Components.Schemas.Username
+                ) {
+                    self.id = id
+                    self.username = username
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case id
+                    case username
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.id = try container.decode(
+                        Components.Schemas.Id.self,
+                        forKey: .id
+                    )
+                    self.username = try container.decode(
+                        Components.Schemas.Username.self,
+                        forKey: .username
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "id",
+                        "username"
+                    ])
+                }
+            }
+            /// Who decided; null for a report.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/moderator`.
+            public var moderator: Components.Schemas.ModerationLogEntry.moderatorPayload?
+            /// A suspension's end; null otherwise.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/until`.
+            public var until: Foundation.Date?
+            /// The moderator's note; null when none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/note`.
+            public var note: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ModerationLogEntry/created_at`.
+            public var created_at: Components.Schemas.Timestamp
+            /// Creates a new `ModerationLogEntry`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - kind:
+            ///   - target:
+            ///   - author: The target's author, creator or self then; null for the operator's default places.
+            ///   - content: The content's text then; null when it was already gone.
+            ///   - reason: A report's reason; null for a decision.
+            ///   - action: A decision's action; null for a report.
+            ///   - moderator: Who decided; null for a report.
+            ///   - until: A suspension's end; null otherwise.
+            ///   - note: The moderator's note; null when none.
+            ///   - created_at:
+            public init(
+                id: Components.Schemas.Id,
+                kind: Components.Schemas.ModerationLogEntry.kindPayload,
+                target: Components.Schemas.ModerationLogEntry.targetPayload,
+                author: Components.Schemas.ModerationLogEntry.authorPayload? = nil,
+                content: Swift.String? = nil,
+                reason: Components.Schemas.ModerationLogEntry.reasonPayload? = nil,
+                action: Components.Schemas.ModerationLogEntry.actionPayload? = nil,
+                moderator: Components.Schemas.ModerationLogEntry.moderatorPayload? = nil,
+                until: Foundation.Date? = nil,
+                note: Swift.String? = nil,
+                created_at: Components.Schemas.Timestamp
+            ) {
+                self.id = id
+                self.kind = kind
+                self.target = target
+                self.author = author
+                self.content = content
+                self.reason = reason
+                self.action = action
+                self.moderator = moderator
+                self.until = until
+                self.note = note
+                self.created_at = created_at
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case kind
+                case target
+                case author
+                case content
+                case reason
+                case action
+                case moderator
+                case until
+                case note
+                case created_at
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.Id.self,
+                    forKey: .id
+                )
+                self.kind = try container.decode(
+                    Components.Schemas.ModerationLogEntry.kindPayload.self,
+                    forKey: .kind
+                )
+                self.target = try container.decode(
+                    Components.Schemas.ModerationLogEntry.targetPayload.self,
+                    forKey: .target
+                )
+                self.author = try container.decodeIfPresent(
+                    Components.Schemas.ModerationLogEntry.authorPayload.self,
+                    forKey: .author
+                )
+                self.content = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .content
+                )
+                self.reason = try container.decodeIfPresent(
+                    Components.Schemas.ModerationLogEntry.reasonPayload.self,
+                    forKey: .reason
+                )
+                self.action = try container.decodeIfPresent(
+                    Components.Schemas.ModerationLogEntry.actionPayload.self,
+                    forKey: .action
+                )
+                self.moderator = try container.decodeIfPresent(
+                    Components.Schemas.ModerationLogEntry.moderatorPayload.self,
+                    forKey: .moderator
+                )
+                self.until = try container.decodeIfPresent(
+                    Foundation.Date.self,
+                    forKey: .until
+                )
+                self.note = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .note
+                )
+                self.created_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .created_at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "kind",
+                    "target",
+                    "author",
+                    "content",
+                    "reason",
+                    "action",
+                    "moderator",
+                    "until",
+                    "note",
+                    "created_at"
+                ])
+            }
+        }
+        /// The log, the newest first.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ModerationLogPage`.
+        public struct ModerationLogPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ModerationLogPage/items`.
+            public var items: [Components.Schemas.ModerationLogEntry]
+            /// Pass as `cursor` for the next page; null on the last page.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ModerationLogPage/next_cursor`.
+            public var next_cursor: Swift.String?
+            /// Creates a new `ModerationLogPage`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - next_cursor: Pass as `cursor` for the next page; null on the last page.
+            public init(
+                items: [Components.Schemas.ModerationLogEntry],
+                next_cursor: Swift.String? = nil
+            ) {
+                self.items = items
+                self.next_cursor = next_cursor
+            }
+            public enum CodingKeys: String, CodingKey {
+                case items
+                case next_cursor
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.items = try container.decode(
+                    [Components.Schemas.ModerationLogEntry].self,
+                    forKey: .items
+                )
+                self.next_cursor = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .next_cursor
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "items",
+                    "next_cursor"
+                ])
+            }
+        }
     }
 }

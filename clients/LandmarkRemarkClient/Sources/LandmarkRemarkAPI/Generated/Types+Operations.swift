@@ -5757,6 +5757,1080 @@ public enum Operations {
             }
         }
     }
+    /// The open reports, by target
+    ///
+    /// For the tenant's moderators: every target with open reports, the longest waiting first, with its content as it is now, its author, how many reported it and why, and when the 24 hours app review teams expect end.
+    ///
+    /// - Remark: HTTP `GET /v1/moderation/reports`.
+    /// - Remark: Generated from `#/paths//v1/moderation/reports/get(moderationQueue)`.
+    public enum moderationQueue {
+        public static let id: Swift.String = "moderationQueue"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/moderation/reports/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/moderation/reports/GET/query/state`.
+                @frozen public enum statePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case open = "open"
+                }
+                /// Only `open` (the default) today: decided reports are in the log.
+                ///
+                /// - Remark: Generated from `#/paths/v1/moderation/reports/GET/query/state`.
+                public var state: Operations.moderationQueue.Input.Query.statePayload?
+                /// Page size.
+                ///
+                /// - Remark: Generated from `#/paths/v1/moderation/reports/GET/query/limit`.
+                public var limit: Components.Parameters.Limit?
+                /// The `next_cursor` of the previous page of the same query; any other value is `400`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/moderation/reports/GET/query/cursor`.
+                public var cursor: Components.Parameters.Cursor?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - state: Only `open` (the default) today: decided reports are in the log.
+                ///   - limit: Page size.
+                ///   - cursor: The `next_cursor` of the previous page of the same query; any other value is `400`.
+                public init(
+                    state: Operations.moderationQueue.Input.Query.statePayload? = nil,
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil
+                ) {
+                    self.state = state
+                    self.limit = limit
+                    self.cursor = cursor
+                }
+            }
+            public var query: Operations.moderationQueue.Input.Query
+            /// - Remark: Generated from `#/paths/v1/moderation/reports/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/moderation/reports/GET/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/moderation/reports/GET/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.moderationQueue.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.moderationQueue.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.moderationQueue.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.moderationQueue.Input.Query = .init(),
+                headers: Operations.moderationQueue.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/moderation/reports/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/moderation/reports/GET/responses/200/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.moderationQueue.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/moderation/reports/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/moderation/reports/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ModerationQueuePage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.ModerationQueuePage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.moderationQueue.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.moderationQueue.Output.Ok.Headers,
+                    body: Operations.moderationQueue.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// A page of reported targets.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/reports/get(moderationQueue)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.moderationQueue.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.moderationQueue.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/reports/get(moderationQueue)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/reports/get(moderationQueue)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `forbidden`: the caller is not a moderator of this tenant (an operator grants the role: `admin.set_moderator`).
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/reports/get(moderationQueue)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.NotModerator)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.NotModerator {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/reports/get(moderationQueue)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/reports/get(moderationQueue)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/reports/get(moderationQueue)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Decide on a reported target
+    ///
+    /// Closes the target's open reports (`dismissed` for `dismiss`, else `actioned`), acts, and writes the decision to the log. Removing sends `note.deleted` to open streams; suspending or banning signs the author out at once (open streams end within a heartbeat).
+    ///
+    /// - Remark: HTTP `POST /v1/moderation/targets/{type}/{id}/decision`.
+    /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)`.
+    public enum decideModeration {
+        public static let id: Swift.String = "decideModeration"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/moderation/targets/{type}/{id}/decision/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/moderation/targets/{type}/{id}/decision/POST/path/type`.
+                public var _type: Components.Schemas.ReportTargetType
+                /// - Remark: Generated from `#/paths/v1/moderation/targets/{type}/{id}/decision/POST/path/id`.
+                public var id: Components.Schemas.Id
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - _type:
+                ///   - id:
+                public init(
+                    _type: Components.Schemas.ReportTargetType,
+                    id: Components.Schemas.Id
+                ) {
+                    self._type = _type
+                    self.id = id
+                }
+            }
+            public var path: Operations.decideModeration.Input.Path
+            /// - Remark: Generated from `#/paths/v1/moderation/targets/{type}/{id}/decision/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/moderation/targets/{type}/{id}/decision/POST/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/moderation/targets/{type}/{id}/decision/POST/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.decideModeration.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.decideModeration.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.decideModeration.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/moderation/targets/{type}/{id}/decision/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/moderation/targets/{type}/{id}/decision/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.ModerationDecisionRequest)
+            }
+            public var body: Operations.decideModeration.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.decideModeration.Input.Path,
+                headers: Operations.decideModeration.Input.Headers = .init(),
+                body: Operations.decideModeration.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/moderation/targets/{type}/{id}/decision/POST/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/moderation/targets/{type}/{id}/decision/POST/responses/200/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.decideModeration.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/moderation/targets/{type}/{id}/decision/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/moderation/targets/{type}/{id}/decision/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ModerationLogEntry)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.ModerationLogEntry {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.decideModeration.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.decideModeration.Output.Ok.Headers,
+                    body: Operations.decideModeration.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The decision, as the log keeps it.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.decideModeration.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.decideModeration.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `forbidden`: the caller is not a moderator of this tenant (an operator grants the role: `admin.set_moderator`).
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.NotModerator)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.NotModerator {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such resource visible to the caller (other tenants' and other users' private data are not found either).
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is larger than the configured limit (64 KiB by default).
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PayloadTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PayloadTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is not declared `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.ValidationFailed)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.ValidationFailed {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Every report and decision
+    ///
+    /// For the tenant's moderators, the newest first. Operators read every tenant's in `admin.moderation_log`.
+    ///
+    /// - Remark: HTTP `GET /v1/moderation/log`.
+    /// - Remark: Generated from `#/paths//v1/moderation/log/get(moderationLog)`.
+    public enum moderationLog {
+        public static let id: Swift.String = "moderationLog"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/moderation/log/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// Page size.
+                ///
+                /// - Remark: Generated from `#/paths/v1/moderation/log/GET/query/limit`.
+                public var limit: Components.Parameters.Limit?
+                /// The `next_cursor` of the previous page of the same query; any other value is `400`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/moderation/log/GET/query/cursor`.
+                public var cursor: Components.Parameters.Cursor?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - limit: Page size.
+                ///   - cursor: The `next_cursor` of the previous page of the same query; any other value is `400`.
+                public init(
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil
+                ) {
+                    self.limit = limit
+                    self.cursor = cursor
+                }
+            }
+            public var query: Operations.moderationLog.Input.Query
+            /// - Remark: Generated from `#/paths/v1/moderation/log/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/moderation/log/GET/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/moderation/log/GET/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.moderationLog.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.moderationLog.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.moderationLog.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.moderationLog.Input.Query = .init(),
+                headers: Operations.moderationLog.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/moderation/log/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/moderation/log/GET/responses/200/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.moderationLog.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/moderation/log/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/moderation/log/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ModerationLogPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.ModerationLogPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.moderationLog.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.moderationLog.Output.Ok.Headers,
+                    body: Operations.moderationLog.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// A page of the log.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/log/get(moderationLog)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.moderationLog.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.moderationLog.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/log/get(moderationLog)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/log/get(moderationLog)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `forbidden`: the caller is not a moderator of this tenant (an operator grants the role: `admin.set_moderator`).
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/log/get(moderationLog)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.NotModerator)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.NotModerator {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/log/get(moderationLog)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/log/get(moderationLog)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/moderation/log/get(moderationLog)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
     /// Another user's public profile
     ///
     /// - Remark: HTTP `GET /v1/users/{username}`.

@@ -123,6 +123,27 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/reports`.
     /// - Remark: Generated from `#/paths//v1/reports/post(createReport)`.
     func createReport(_ input: Operations.createReport.Input) async throws -> Operations.createReport.Output
+    /// The open reports, by target
+    ///
+    /// For the tenant's moderators: every target with open reports, the longest waiting first, with its content as it is now, its author, how many reported it and why, and when the 24 hours app review teams expect end.
+    ///
+    /// - Remark: HTTP `GET /v1/moderation/reports`.
+    /// - Remark: Generated from `#/paths//v1/moderation/reports/get(moderationQueue)`.
+    func moderationQueue(_ input: Operations.moderationQueue.Input) async throws -> Operations.moderationQueue.Output
+    /// Decide on a reported target
+    ///
+    /// Closes the target's open reports (`dismissed` for `dismiss`, else `actioned`), acts, and writes the decision to the log. Removing sends `note.deleted` to open streams; suspending or banning signs the author out at once (open streams end within a heartbeat).
+    ///
+    /// - Remark: HTTP `POST /v1/moderation/targets/{type}/{id}/decision`.
+    /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)`.
+    func decideModeration(_ input: Operations.decideModeration.Input) async throws -> Operations.decideModeration.Output
+    /// Every report and decision
+    ///
+    /// For the tenant's moderators, the newest first. Operators read every tenant's in `admin.moderation_log`.
+    ///
+    /// - Remark: HTTP `GET /v1/moderation/log`.
+    /// - Remark: Generated from `#/paths//v1/moderation/log/get(moderationLog)`.
+    func moderationLog(_ input: Operations.moderationLog.Input) async throws -> Operations.moderationLog.Output
     /// Another user's public profile
     ///
     /// - Remark: HTTP `GET /v1/users/{username}`.
@@ -443,6 +464,53 @@ extension APIProtocol {
         try await createReport(Operations.createReport.Input(
             headers: headers,
             body: body
+        ))
+    }
+    /// The open reports, by target
+    ///
+    /// For the tenant's moderators: every target with open reports, the longest waiting first, with its content as it is now, its author, how many reported it and why, and when the 24 hours app review teams expect end.
+    ///
+    /// - Remark: HTTP `GET /v1/moderation/reports`.
+    /// - Remark: Generated from `#/paths//v1/moderation/reports/get(moderationQueue)`.
+    public func moderationQueue(
+        query: Operations.moderationQueue.Input.Query = .init(),
+        headers: Operations.moderationQueue.Input.Headers = .init()
+    ) async throws -> Operations.moderationQueue.Output {
+        try await moderationQueue(Operations.moderationQueue.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Decide on a reported target
+    ///
+    /// Closes the target's open reports (`dismissed` for `dismiss`, else `actioned`), acts, and writes the decision to the log. Removing sends `note.deleted` to open streams; suspending or banning signs the author out at once (open streams end within a heartbeat).
+    ///
+    /// - Remark: HTTP `POST /v1/moderation/targets/{type}/{id}/decision`.
+    /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)`.
+    public func decideModeration(
+        path: Operations.decideModeration.Input.Path,
+        headers: Operations.decideModeration.Input.Headers = .init(),
+        body: Operations.decideModeration.Input.Body
+    ) async throws -> Operations.decideModeration.Output {
+        try await decideModeration(Operations.decideModeration.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Every report and decision
+    ///
+    /// For the tenant's moderators, the newest first. Operators read every tenant's in `admin.moderation_log`.
+    ///
+    /// - Remark: HTTP `GET /v1/moderation/log`.
+    /// - Remark: Generated from `#/paths//v1/moderation/log/get(moderationLog)`.
+    public func moderationLog(
+        query: Operations.moderationLog.Input.Query = .init(),
+        headers: Operations.moderationLog.Input.Headers = .init()
+    ) async throws -> Operations.moderationLog.Output {
+        try await moderationLog(Operations.moderationLog.Input(
+            query: query,
+            headers: headers
         ))
     }
     /// Another user's public profile

@@ -1,0 +1,65 @@
+import Logging
+import Postgres
+
+/// The moderators' workflows: each checks the caller's role in its own tenant first (a
+/// moderator of one tenant is nobody in another), in the same transaction or reads.
+struct ModerationService: Sendable {
+    let pool: PostgresPool
+    let moderation: ModerationStore
+
+    func queue(_ page: PageRequest, for identity: Identity, logger: Logger) async throws -> ModerationQueuePage {
+        try await pool.withTenantReads(identity.tenantID, logger: logger) { reads in
+            try await requireModerator(identity, on: reads)
+            return try await moderation.queue(page, tenantID: identity.tenantID, on: reads)
+        }
+    }
+
+    func log(_ page: PageRequest, for identity: Identity, logger: Logger) async throws -> ModerationLogPage {
+        try await pool.withTenantReads(identity.tenantID, logger: logger) { reads in
+            try await requireModerator(identity, on: reads)
+            return try await moderation.log(page, tenantID: identity.tenantID, on: reads)
+        }
+    }
+
+    /// Decides on `target` in one transaction with it locked: the checks, the effect, the
+    /// target's open reports closed, and the decision logged with the content as it was.
+    func decide(_ decision: ModerationDecision, on target: ReportTarget, by identity: Identity, logger: Logger) async throws -> ModerationLogEntry {
+        let tenantID = identity.tenantID
+        return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+            try await requireModerator(identity, on: connection)
+            guard let found = try await moderation.lockTarget(target, tenantID: tenantID, on: connection) else {
+                throw SafetyError.targetNotFound(target.type)
+            }
+            switch decision.action {
+            case .dismiss:
+                try await moderation.release(target, tenantID: tenantID, on: connection)
+            case .remove:
+                guard target.type != .user else {
+                    throw SafetyError.decisionRefused(field: "action", message: "cannot remove a user: suspend_author or ban_author")
+                }
+                try await moderation.remove(target, tenantID: tenantID, on: connection)
+            case .suspendAuthor, .banAuthor:
+                guard let author = found.authorID else {
+                    throw SafetyError.decisionRefused(field: "action", message: "the target has no author (a default place): remove it")
+                }
+                guard author != identity.userID else {
+                    throw SafetyError.decisionRefused(field: "action", message: "a moderator cannot suspend or ban themselves")
+                }
+                if target.type != .user { try await moderation.remove(target, tenantID: tenantID, on: connection) }
+                try await moderation.disable(userID: author, until: decision.until, tenantID: tenantID, on: connection)
+            }
+            try await moderation.closeReports(
+                of: target, as: decision.action == .dismiss ? .dismissed : .actioned, tenantID: tenantID, on: connection)
+            let entry = try await moderation.logDecision(decision, on: target, found: found, moderator: identity, on: connection)
+            logger.info("moderation decision", metadata: [
+                "target": "\(target.type.rawValue) \(target.id)", "action": "\(decision.action.rawValue)"])
+            return entry
+        }
+    }
+
+    private func requireModerator(_ identity: Identity, on connection: some PostgresQuerying) async throws {
+        guard try await moderation.isModerator(tenantID: identity.tenantID, userID: identity.userID, on: connection) else {
+            throw SafetyError.notModerator
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import Postgres
+
+/// The moderators' SQL (migration 0025): who moderates, the queue of open reports by target,
+/// decisions and their effects, and the audit log.
+struct ModerationStore: Sendable {
+    func isModerator(tenantID: Int64, userID: Int64, on connection: some PostgresQuerying) async throws -> Bool {
+        let rows = try await connection.query("""
+            SELECT moderator FROM users WHERE tenant_id = \(tenantID) AND id = \(userID) AND disabled_at IS NULL
+            """)
+        return try rows.first?.decode(Bool.self, column: 0) ?? false
+    }
+
+    /// The content's text, its author's id and name, and its hold, for a target `g` of type
+    /// `g.target_type` and id `g.target_id`: one branch answers.
+    private static func content(tenantID: Int64) -> PostgresQuery {
+        """
+        SELECT n.body AS content, n.user_id AS author_id, u.username AS author_name, n.moderation
+        FROM notes n JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
+        WHERE g.target_type = 'note' AND n.tenant_id = \(tenantID) AND n.id = g.target_id
+        UNION ALL
+        SELECT p.name, p.created_by, u.username, p.moderation
+        FROM places p LEFT JOIN users u ON u.tenant_id = \(tenantID) AND u.id = p.created_by
+        WHERE g.target_type = 'place' AND p.tenant_id = \(tenantID) AND p.id = g.target_id
+        UNION ALL
+        SELECT u.username, u.id, u.username, u.moderation
+        FROM users u
+        WHERE g.target_type = 'user' AND u.tenant_id = \(tenantID) AND u.id = g.target_id
+        """
+    }
+
+    /// Every target with open reports, the longest waiting first, keyed on its first report.
+    func queue(_ page: PageRequest, tenantID: Int64, on reads: some PostgresQuerying) async throws -> ModerationQueuePage {
+        var keyset: PostgresQuery = ""
+        if case .newest(let micros, let id)? = page.cursor?.key {
+            keyset = "WHERE (g.first_at, g.first_id) > (timestamptz 'epoch' + \(micros) * interval '1 microsecond', \(id))"
+        }
+        let rows = try await reads.query("""
+            WITH targets AS (
+                SELECT r.target_type, r.target_id, count(*) AS reports, min(r.created_at) AS first_at, min(r.id) AS first_id,
+                       array_agg(r.reason) AS reasons
+                FROM reports r
+                WHERE r.tenant_id = \(tenantID) AND r.state = 'open'
+                GROUP BY r.target_type, r.target_id
+            )
+            SELECT g.target_type, g.target_id, c.content, c.author_id, c.author_name, c.moderation, g.reports, g.reasons,
+                   g.first_at, (extract(epoch FROM g.first_at) * 1000000)::bigint, g.first_id
+            FROM targets g
+            LEFT JOIN LATERAL (\(Self.content(tenantID: tenantID))) c ON true
+            \(keyset)
+            ORDER BY g.first_at, g.first_id
+            LIMIT \(page.limit + 1)
+            """)
+        var items: [ModerationQueueItem] = []
+        var last: KeysetCursor.Key?
+        for row in rows.prefix(page.limit) {
+            let type = ReportTargetType(rawValue: try row.decode(String.self, column: 0)) ?? .note
+            let authorID = try row.decode(Int64?.self, column: 3)
+            let authorName = try row.decode(String?.self, column: 4)
+            let given = try row.decode([String].self, column: 7)
+            let firstAt = try row.decode(Date.self, column: 8)
+            items.append(ModerationQueueItem(
+                target: ReportTarget(type: type, id: try row.decode(Int64.self, column: 1)),
+                content: try row.decode(String?.self, column: 2),
+                author: authorID.flatMap { id in authorName.map { UserSummary(id: id, username: $0) } },
+                moderation: try row.decode(String?.self, column: 5).flatMap(ModerationQueueItem.Moderation.init(rawValue:)),
+                openReports: try row.decode(Int.self, column: 6),
+                reasons: Self.mostGivenFirst(given),
+                firstReportedAt: firstAt, dueAt: firstAt.addingTimeInterval(24 * 3600)))
+            last = .newest(createdMicros: try row.decode(Int64.self, column: 9), id: try row.decode(Int64.self, column: 10))
+        }
+        let next = rows.count > page.limit ? last.map { KeysetCursor(key: $0).encoded(fingerprint: page.fingerprint) } : nil
+        return ModerationQueuePage(items: items, nextCursor: next)
+    }
+
+    /// Each reason once, the most given first (ties in the contract's order).
+    static func mostGivenFirst(_ given: [String]) -> [ReportReason] {
+        let counts = Dictionary(given.map { ($0, 1) }, uniquingKeysWith: +)
+        return ReportReason.allCases.filter { counts[$0.rawValue] != nil }
+            .enumerated().sorted { (counts[$0.element.rawValue]!, -$0.offset) > (counts[$1.element.rawValue]!, -$1.offset) }
+            .map(\.element)
+    }
+
+    /// A target as a decision finds it, locked: its author's id and name, and its text.
+    struct Target: Sendable {
+        let authorID: Int64?
+        let authorName: String?
+        let content: String
+    }
+
+    func lockTarget(_ target: ReportTarget, tenantID: Int64, on connection: PostgresConnection) async throws -> Target? {
+        let statement: PostgresQuery = switch target.type {
+        case .note:
+            """
+            SELECT n.user_id, u.username, n.body FROM notes n JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
+            WHERE n.tenant_id = \(tenantID) AND n.id = \(target.id) FOR UPDATE OF n
+            """
+        case .place:
+            """
+            SELECT p.created_by, u.username, p.name FROM places p LEFT JOIN users u ON u.tenant_id = \(tenantID) AND u.id = p.created_by
+            WHERE p.tenant_id = \(tenantID) AND p.id = \(target.id) FOR UPDATE OF p
+            """
+        case .user:
+            "SELECT u.id, u.username, u.username FROM users u WHERE u.tenant_id = \(tenantID) AND u.id = \(target.id) FOR UPDATE OF u"
+        }
+        guard let row = try await connection.query(statement).first else { return nil }
+        return Target(
+            authorID: try row.decode(Int64?.self, column: 0), authorName: try row.decode(String?.self, column: 1),
+            content: try row.decode(String.self, column: 2))
+    }
+
+    private static func table(_ type: ReportTargetType) -> PostgresQuery {
+        switch type {
+        case .note: "notes"
+        case .place: "places"
+        case .user: "users"
+        }
+    }
+
+    /// Shows a held target again.
+    func release(_ target: ReportTarget, tenantID: Int64, on connection: PostgresConnection) async throws {
+        try await connection.query("""
+            UPDATE \(Self.table(target.type)) SET moderation = NULL WHERE tenant_id = \(tenantID) AND id = \(target.id)
+            """)
+    }
+
+    /// Deletes a note or a place for everyone (its events tell open streams).
+    func remove(_ target: ReportTarget, tenantID: Int64, on connection: PostgresConnection) async throws {
+        try await connection.query("DELETE FROM \(Self.table(target.type)) WHERE tenant_id = \(tenantID) AND id = \(target.id)")
+    }
+
+    /// Disables the account until `until` (nil: for good) and ends its sessions: its access
+    /// tokens fail from the next request, its streams at their next heartbeat.
+    func disable(userID: Int64, until: Date?, tenantID: Int64, on connection: PostgresConnection) async throws {
+        try await connection.query("""
+            UPDATE users SET disabled_at = coalesce(disabled_at, now()), suspended_until = \(until), moderation = NULL
+            WHERE tenant_id = \(tenantID) AND id = \(userID)
+            """)
+        try await connection.query("""
+            UPDATE sessions SET revoked_at = now(), revoked_reason = 'moderator'
+            WHERE tenant_id = \(tenantID) AND user_id = \(userID) AND revoked_at IS NULL
+            """)
+    }
+
+    /// Closes the target's open reports as `state` (`actioned` or `dismissed`).
+    func closeReports(of target: ReportTarget, as state: Report.State, tenantID: Int64, on connection: PostgresConnection) async throws {
+        try await connection.query("""
+            UPDATE reports SET state = \(state.rawValue), decided_at = now()
+            WHERE tenant_id = \(tenantID) AND target_type = \(target.type.rawValue) AND target_id = \(target.id) AND state = 'open'
+            """)
+    }
+
+    static let logColumns: PostgresQuery = """
+        l.id, l.kind, l.target_type, l.target_id, l.author_id, l.author_name, l.content, l.reason, l.action,
+        l.moderator_id, l.moderator_name, l.until, l.note, l.created_at
+        """
+
+    static func entry(from row: PostgresRow) throws -> ModerationLogEntry {
+        func user(_ idColumn: Int) throws -> UserSummary? {
+            let id = try row.decode(Int64?.self, column: idColumn)
+            let name = try row.decode(String?.self, column: idColumn + 1)
+            return id.flatMap { id in name.map { UserSummary(id: id, username: $0) } }
+        }
+        // The table's CHECKs allow only these values.
+        return ModerationLogEntry(
+            id: try row.decode(Int64.self, column: 0),
+            kind: ModerationLogEntry.Kind(rawValue: try row.decode(String.self, column: 1)) ?? .report,
+            target: ReportTarget(
+                type: ReportTargetType(rawValue: try row.decode(String.self, column: 2)) ?? .note, id: try row.decode(Int64.self, column: 3)),
+            author: try user(4),
+            content: try row.decode(String?.self, column: 6),
+            reason: try row.decode(String?.self, column: 7).flatMap(ModerationLogEntry.Reason.init(rawValue:)),
+            action: try row.decode(String?.self, column: 8).flatMap(ModerationLogEntry.Action.init(rawValue:)),
+            moderator: try user(9),
+            until: try row.decode(Date?.self, column: 11),
+            note: try row.decode(String?.self, column: 12),
+            createdAt: try row.decode(Date.self, column: 13))
+    }
+
+    func logDecision(
+        _ decision: ModerationDecision, on target: ReportTarget, found: Target, moderator: Identity, on connection: PostgresConnection
+    ) async throws -> ModerationLogEntry {
+        let rows = try await connection.query("""
+            INSERT INTO moderation_log AS l (tenant_id, kind, target_type, target_id, author_id, author_name, action,
+                                             moderator_id, moderator_name, until, note, content)
+            VALUES (\(moderator.tenantID), 'decision', \(target.type.rawValue), \(target.id), \(found.authorID), \(found.authorName),
+                    \(decision.action.rawValue), \(moderator.userID), \(moderator.username), \(decision.until), \(decision.note),
+                    \(found.content))
+            RETURNING \(Self.logColumns)
+            """)
+        return try Self.entry(from: rows[0])
+    }
+
+    /// The log, the newest first, keyed on `(created_at, id)`.
+    func log(_ page: PageRequest, tenantID: Int64, on reads: some PostgresQuerying) async throws -> ModerationLogPage {
+        var keyset: PostgresQuery = ""
+        if case .newest(let micros, let id)? = page.cursor?.key {
+            keyset = "\n  AND (l.created_at, l.id) < (timestamptz 'epoch' + \(micros) * interval '1 microsecond', \(id))"
+        }
+        let rows = try await reads.query("""
+            SELECT \(Self.logColumns), (extract(epoch FROM l.created_at) * 1000000)::bigint
+            FROM moderation_log l
+            WHERE l.tenant_id = \(tenantID)\(keyset)
+            ORDER BY l.created_at DESC, l.id DESC
+            LIMIT \(page.limit + 1)
+            """)
+        return try page.page(from: rows, keyColumn: 14) { row, _ in
+            let entry = try Self.entry(from: row)
+            return (entry, entry.id)
+        }
+    }
+}
