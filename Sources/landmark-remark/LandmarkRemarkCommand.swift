@@ -132,9 +132,9 @@ extension TenantCommand {
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change a tenant setting: min_password_length (8-128), guests_enabled (true/false), allowed_origins (comma-separated web origins that may call the API; empty for none) or report_threshold (1-1000 distinct reporters hold a target for a moderator).")
+            abstract: "Change a tenant setting: min_password_length (8-128), guests_enabled (true/false), allowed_origins (comma-separated web origins that may call the API; empty for none) report_threshold (1-1000 distinct reporters hold a target for a moderator), filter_words (comma-separated words and phrases notes, places and usernames may not hold; empty for none) or filter_action (refuse or hold).")
         @Argument(help: "The tenant's slug.") var slug: String
-        @Argument(help: "min_password_length, guests_enabled, allowed_origins or report_threshold.") var setting: String
+        @Argument(help: "min_password_length, guests_enabled, allowed_origins, report_threshold, filter_words or filter_action.") var setting: String
         @Argument(help: "The new value.") var value: String
 
         func run() async throws {

@@ -32,9 +32,14 @@ struct UserStore: Sendable {
     }
 
     /// Inserts a user; a case-insensitive clash becomes `AccountError.usernameTaken` or `.emailTaken`.
+    /// A username the tenant's word list holds is refused (`ContentRefused`), whether the
+    /// tenant refuses or holds text: a name is shown everywhere its user writes.
     func create(
         tenantID: Int64, username: String, email: String?, passwordHash: String?, guest: Bool = false, on connection: PostgresConnection
     ) async throws -> UserRecord {
+        if try await TenantStore().contentFilter(tenantID: tenantID, on: connection).matches(username) {
+            throw ContentRefused(field: "username")
+        }
         do {
             let rows = try await connection.query("""
                 INSERT INTO users (tenant_id, username, email, password_hash, guest)

@@ -12,6 +12,11 @@ extension AppError {
         case let error as EventError: self = Self.problem(for: error)
         case let error as IdentityError: self = Self.problem(for: error)
         case let error as SafetyError: self = Self.problem(for: error)
+        case let error as ContentRefused:
+            self = AppError(
+                .unprocessableContent, code: "content_refused", title: "Content refused",
+                detail: "\(error.field) contains a word this app does not allow",
+                errors: [FieldError(field: error.field, message: "contains a word this app does not allow")])
         default: return nil
         }
     }

@@ -9,6 +9,8 @@ struct NoteService: Sendable {
     let pool: PostgresPool
     let notes: NoteStore
     let idempotency: IdempotencyStore
+    /// The tenant's word list (`ContentFilter`), read in each write's transaction.
+    let tenants = TenantStore()
 
     // MARK: - Writes
 
@@ -16,7 +18,9 @@ struct NoteService: Sendable {
     func create(_ draft: NoteDraft, by identity: Identity, key: String?, logger: Logger) async throws -> NoteResponse {
         let (tenantID, userID) = (identity.tenantID, identity.userID)
         let create: (PostgresConnection) async throws -> NoteResponse = { connection in
-            let note = try await notes.create(tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft, on: connection)
+            let held = try await tenants.contentFilter(tenantID: tenantID, on: connection).holds(draft.body, field: "body")
+            let note = try await notes.create(
+                tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft, held: held, on: connection)
             return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
         }
         guard let key else { return try await pool.withTenantTransaction(tenantID, logger: logger, create) }
@@ -62,9 +66,11 @@ struct NoteService: Sendable {
         try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
             let current = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
             if patch.isEmpty { return NoteResponse(current) }
+            let held = try await tenants.contentFilter(tenantID: identity.tenantID, on: connection).holds(patch.body, field: "body")
             return NoteResponse(
                 try await notes.update(
-                    tenantID: identity.tenantID, id: id, patch: patch, viewerID: identity.userID, authorName: identity.username, on: connection))
+                    tenantID: identity.tenantID, id: id, patch: patch, held: held, viewerID: identity.userID, authorName: identity.username,
+                    on: connection))
         }
     }
 

@@ -80,17 +80,17 @@ struct NoteStore: Sendable {
         return seen ? .notAuthor : .notFound
     }
 
-    /// Inserts a note by `authorID` (whose username is `authorName`); an unknown place is
-    /// `NoteError.unknownPlace`.
+    /// Inserts a note by `authorID` (whose username is `authorName`), `held` for a moderator
+    /// when the tenant's word list says so; an unknown place is `NoteError.unknownPlace`.
     func create(
-        tenantID: Int64, authorID: Int64, authorName: String, draft: NoteDraft, on connection: some PostgresQuerying
+        tenantID: Int64, authorID: Int64, authorName: String, draft: NoteDraft, held: Bool = false, on connection: some PostgresQuerying
     ) async throws -> Note {
         let rows = try await mappingPlaceError {
             try await connection.query("""
-                INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id)
+                INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id, moderation)
                 VALUES (\(tenantID), \(authorID), \(draft.body),
                         ST_SetSRID(ST_MakePoint(\(draft.lng), \(draft.lat)), 4326)::geography,
-                        \(draft.visibility.rawValue), \(draft.placeID))
+                        \(draft.visibility.rawValue), \(draft.placeID), \(held ? "pending" : nil))
                 RETURNING \(Self.returnedColumns(authorName: authorName))
                 """)
         }
@@ -107,10 +107,12 @@ struct NoteStore: Sendable {
         """
     }
 
-    /// Applies a patch to a note already locked with `lockForChange`.
+    /// Applies a patch to a note already locked with `lockForChange`; `held`: its new body is
+    /// held for a moderator.
     /// Only its author changes a note, so `authorName` is the caller's.
     func update(
-        tenantID: Int64, id: Int64, patch: NotePatch, viewerID: Int64, authorName: String, on connection: some PostgresQuerying
+        tenantID: Int64, id: Int64, patch: NotePatch, held: Bool = false, viewerID: Int64, authorName: String,
+        on connection: some PostgresQuerying
     ) async throws -> Note {
         let placeChanges = patch.placeID != nil
         let rows = try await mappingPlaceError {
@@ -119,6 +121,7 @@ struct NoteStore: Sendable {
                 SET body = coalesce(\(patch.body), body),
                     visibility = coalesce(\(patch.visibility?.rawValue), visibility),
                     place_id = CASE WHEN \(placeChanges) THEN \(patch.placeID ?? nil) ELSE place_id END,
+                    moderation = CASE WHEN \(held) THEN 'pending' ELSE moderation END,
                     -- Later than before, always (an ETag changes with every edit), and no
                     -- volatile function, which Citus refuses in an UPDATE.
                     updated_at = greatest(now(), seconds_after(updated_at, 0.000001))

@@ -38,10 +38,14 @@ struct PlaceStore: Sendable {
             moderation: moderation)
     }
 
-    func create(tenantID: Int64, creatorID: Int64, name: String, lat: Double, lng: Double, on connection: PostgresConnection) async throws -> Place {
+    /// Adds a custom place, `held` for a moderator when the tenant's word list says so.
+    func create(
+        tenantID: Int64, creatorID: Int64, name: String, lat: Double, lng: Double, held: Bool = false, on connection: PostgresConnection
+    ) async throws -> Place {
         let rows = try await connection.query("""
-            INSERT INTO places (tenant_id, name, location, kind, created_by)
-            VALUES (\(tenantID), \(name), ST_SetSRID(ST_MakePoint(\(lng), \(lat)), 4326)::geography, 'custom', \(creatorID))
+            INSERT INTO places (tenant_id, name, location, kind, created_by, moderation)
+            VALUES (\(tenantID), \(name), ST_SetSRID(ST_MakePoint(\(lng), \(lat)), 4326)::geography, 'custom', \(creatorID),
+                    \(held ? "pending" : nil))
             RETURNING id
             """)
         let id = try rows[0].decode(Int64.self, column: 0)
@@ -72,9 +76,10 @@ struct PlaceStore: Sendable {
         guard creator == userID else { throw PlaceError.notCreator }
     }
 
-    func rename(tenantID: Int64, id: Int64, name: String, on connection: PostgresConnection) async throws {
+    func rename(tenantID: Int64, id: Int64, name: String, held: Bool = false, on connection: PostgresConnection) async throws {
         try await connection.query("""
-            UPDATE places SET name = \(name), updated_at = now() WHERE tenant_id = \(tenantID) AND id = \(id)
+            UPDATE places SET name = \(name), updated_at = now(), moderation = CASE WHEN \(held) THEN 'pending' ELSE moderation END
+            WHERE tenant_id = \(tenantID) AND id = \(id)
             """)
     }
 

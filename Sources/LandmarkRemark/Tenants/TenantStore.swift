@@ -29,6 +29,15 @@ struct TenantStore: Sendable {
         return try rows.first.map(Self.tenant(from:))
     }
 
+    /// The tenant's word list and what it does (migration 0026), in the caller's transaction.
+    func contentFilter(tenantID: Int64, on connection: some PostgresQuerying) async throws -> ContentFilter {
+        let rows = try await connection.query("SELECT filter_action, filter_words FROM tenants WHERE id = \(tenantID)")
+        guard let row = rows.first else { return .none }
+        let words = try row.decode([String].self, column: 1)
+        guard !words.isEmpty else { return .none }
+        return ContentFilter(action: ContentFilter.Action(rawValue: try row.decode(String.self, column: 0)) ?? .refuse, words: words)
+    }
+
     private static func tenant(from row: PostgresRow) throws -> Tenant {
         let (id, slug, minimum, guests) = try row.decode((Int64, String, Int, Bool).self)
         return Tenant(id: id, slug: slug, minPasswordLength: minimum, guestsEnabled: guests)

@@ -74,6 +74,7 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
     case cannotBlockSelf
     case tooManyBlocks
     case cannotReportOwnContent
+    case contentRefused
     case rateLimited
     case `internal`
     case unavailable
@@ -83,7 +84,7 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         .malformedRequest, .unauthenticated, .invalidCredentials, .refreshTokenInvalid, .refreshTokenReused, .idTokenInvalid,
         .forbidden, .guestsDisabled, .tenantMismatch, .notFound, .tenantNotFound, .usernameTaken, .emailTaken, .identityTaken,
         .identityAlreadyLinked, .lastSignInMethod, .idempotencyInProgress, .preconditionFailed, .payloadTooLarge,
-        .unsupportedMediaType, .validationFailed, .idempotencyKeyReused, .queryTooBroad, .cannotBlockSelf, .tooManyBlocks, .cannotReportOwnContent, .rateLimited,
+        .unsupportedMediaType, .validationFailed, .idempotencyKeyReused, .queryTooBroad, .cannotBlockSelf, .tooManyBlocks, .cannotReportOwnContent, .contentRefused, .rateLimited,
         .internal, .unavailable,
     ]
 
@@ -119,6 +120,7 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         case .cannotBlockSelf: "cannot_block_self"
         case .tooManyBlocks: "too_many_blocks"
         case .cannotReportOwnContent: "cannot_report_own_content"
+        case .contentRefused: "content_refused"
         case .rateLimited: "rate_limited"
         case .internal: "internal"
         case .unavailable: "unavailable"

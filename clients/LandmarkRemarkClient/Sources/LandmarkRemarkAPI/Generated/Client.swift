@@ -274,13 +274,13 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 422:
-                    let headers: Components.Responses.ValidationFailed.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
+                    let headers: Components.Responses.ValidationFailedOrContentRefused.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
                         in: response.headerFields,
                         name: "X-Request-Id",
                         as: Components.Headers.XRequestId.self
                     ))
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.ValidationFailed.Body
+                    let body: Components.Responses.ValidationFailedOrContentRefused.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -290,7 +290,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/problem+json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Components.Responses.ValidationFailed.Body.application_problem_plus_jsonPayload.self,
+                            Components.Responses.ValidationFailedOrContentRefused.Body.application_problem_plus_jsonPayload.self,
                             from: responseBody,
                             transforming: { value in
                                 .application_problem_plus_json(value)
@@ -1483,13 +1483,13 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 422:
-                    let headers: Components.Responses.ValidationFailed.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
+                    let headers: Components.Responses.ValidationFailedOrContentRefused.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
                         in: response.headerFields,
                         name: "X-Request-Id",
                         as: Components.Headers.XRequestId.self
                     ))
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.ValidationFailed.Body
+                    let body: Components.Responses.ValidationFailedOrContentRefused.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -1499,7 +1499,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/problem+json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Components.Responses.ValidationFailed.Body.application_problem_plus_jsonPayload.self,
+                            Components.Responses.ValidationFailedOrContentRefused.Body.application_problem_plus_jsonPayload.self,
                             from: responseBody,
                             transforming: { value in
                                 .application_problem_plus_json(value)
@@ -7813,13 +7813,13 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 422:
-                    let headers: Components.Responses.ValidationFailedOrKeyReused.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
+                    let headers: Components.Responses.ValidationFailedOrKeyReusedOrContentRefused.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
                         in: response.headerFields,
                         name: "X-Request-Id",
                         as: Components.Headers.XRequestId.self
                     ))
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.ValidationFailedOrKeyReused.Body
+                    let body: Components.Responses.ValidationFailedOrKeyReusedOrContentRefused.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -7829,7 +7829,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/problem+json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Components.Responses.ValidationFailedOrKeyReused.Body.application_problem_plus_jsonPayload.self,
+                            Components.Responses.ValidationFailedOrKeyReusedOrContentRefused.Body.application_problem_plus_jsonPayload.self,
                             from: responseBody,
                             transforming: { value in
                                 .application_problem_plus_json(value)
@@ -8920,13 +8920,13 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 422:
-                    let headers: Components.Responses.ValidationFailed.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
+                    let headers: Components.Responses.ValidationFailedOrContentRefused.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
                         in: response.headerFields,
                         name: "X-Request-Id",
                         as: Components.Headers.XRequestId.self
                     ))
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.ValidationFailed.Body
+                    let body: Components.Responses.ValidationFailedOrContentRefused.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -8936,7 +8936,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/problem+json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Components.Responses.ValidationFailed.Body.application_problem_plus_jsonPayload.self,
+                            Components.Responses.ValidationFailedOrContentRefused.Body.application_problem_plus_jsonPayload.self,
                             from: responseBody,
                             transforming: { value in
                                 .application_problem_plus_json(value)
@@ -9900,13 +9900,13 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 422:
-                    let headers: Components.Responses.ValidationFailed.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
+                    let headers: Components.Responses.ValidationFailedOrContentRefused.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
                         in: response.headerFields,
                         name: "X-Request-Id",
                         as: Components.Headers.XRequestId.self
                     ))
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.ValidationFailed.Body
+                    let body: Components.Responses.ValidationFailedOrContentRefused.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -9916,7 +9916,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/problem+json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Components.Responses.ValidationFailed.Body.application_problem_plus_jsonPayload.self,
+                            Components.Responses.ValidationFailedOrContentRefused.Body.application_problem_plus_jsonPayload.self,
                             from: responseBody,
                             transforming: { value in
                                 .application_problem_plus_json(value)
@@ -10579,13 +10579,13 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 422:
-                    let headers: Components.Responses.ValidationFailed.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
+                    let headers: Components.Responses.ValidationFailedOrContentRefused.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
                         in: response.headerFields,
                         name: "X-Request-Id",
                         as: Components.Headers.XRequestId.self
                     ))
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.ValidationFailed.Body
+                    let body: Components.Responses.ValidationFailedOrContentRefused.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -10595,7 +10595,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/problem+json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Components.Responses.ValidationFailed.Body.application_problem_plus_jsonPayload.self,
+                            Components.Responses.ValidationFailedOrContentRefused.Body.application_problem_plus_jsonPayload.self,
                             from: responseBody,
                             transforming: { value in
                                 .application_problem_plus_json(value)

@@ -1023,73 +1023,6 @@ extension Components {
                 self.body = body
             }
         }
-        public struct ValidationFailedOrKeyReused: Sendable, Hashable {
-            /// - Remark: Generated from `#/components/responses/ValidationFailedOrKeyReused/headers`.
-            public struct Headers: Sendable, Hashable {
-                /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
-                ///
-                /// - Remark: Generated from `#/components/responses/ValidationFailedOrKeyReused/headers/X-Request-Id`.
-                public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
-                /// Creates a new `Headers`.
-                ///
-                /// - Parameters:
-                ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
-                public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
-                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
-                }
-            }
-            /// Received HTTP response headers
-            public var headers: Components.Responses.ValidationFailedOrKeyReused.Headers
-            /// - Remark: Generated from `#/components/responses/ValidationFailedOrKeyReused/content`.
-            @frozen public enum Body: Sendable, Hashable {
-                /// - Remark: Generated from `#/components/responses/ValidationFailedOrKeyReused/content/application_problem_plus_json`.
-                public struct application_problem_plus_jsonPayload: Codable, Hashable, Sendable {
-                    /// - Remark: Generated from `#/components/responses/ValidationFailedOrKeyReused/content/application_problem_plus_json/value1`.
-                    public var value1: Components.Schemas.Problem
-                    /// Creates a new `application_problem_plus_jsonPayload`.
-                    ///
-                    /// - Parameters:
-                    ///   - value1:
-                    public init(value1: Components.Schemas.Problem) {
-                        self.value1 = value1
-                    }
-                    public init(from decoder: any Swift.Decoder) throws {
-                        self.value1 = try .init(from: decoder)
-                    }
-                    public func encode(to encoder: any Swift.Encoder) throws {
-                        try self.value1.encode(to: encoder)
-                    }
-                }
-                /// - Remark: Generated from `#/components/responses/ValidationFailedOrKeyReused/content/application\/problem+json`.
-                case application_problem_plus_json(Components.Responses.ValidationFailedOrKeyReused.Body.application_problem_plus_jsonPayload)
-                /// The associated value of the enum case if `self` is `.application_problem_plus_json`.
-                ///
-                /// - Throws: An error if `self` is not `.application_problem_plus_json`.
-                /// - SeeAlso: `.application_problem_plus_json`.
-                public var application_problem_plus_json: Components.Responses.ValidationFailedOrKeyReused.Body.application_problem_plus_jsonPayload {
-                    get throws {
-                        switch self {
-                        case let .application_problem_plus_json(body):
-                            return body
-                        }
-                    }
-                }
-            }
-            /// Received HTTP response body
-            public var body: Components.Responses.ValidationFailedOrKeyReused.Body
-            /// Creates a new `ValidationFailedOrKeyReused`.
-            ///
-            /// - Parameters:
-            ///   - headers: Received HTTP response headers
-            ///   - body: Received HTTP response body
-            public init(
-                headers: Components.Responses.ValidationFailedOrKeyReused.Headers,
-                body: Components.Responses.ValidationFailedOrKeyReused.Body
-            ) {
-                self.headers = headers
-                self.body = body
-            }
-        }
         public struct RateLimited: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/RateLimited/headers`.
             public struct Headers: Sendable, Hashable {
@@ -2269,6 +2202,140 @@ extension Components {
             public init(
                 headers: Components.Responses.NotModerator.Headers,
                 body: Components.Responses.NotModerator.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        public struct ValidationFailedOrContentRefused: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/ValidationFailedOrContentRefused/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                ///
+                /// - Remark: Generated from `#/components/responses/ValidationFailedOrContentRefused/headers/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.ValidationFailedOrContentRefused.Headers
+            /// - Remark: Generated from `#/components/responses/ValidationFailedOrContentRefused/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/ValidationFailedOrContentRefused/content/application_problem_plus_json`.
+                public struct application_problem_plus_jsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/responses/ValidationFailedOrContentRefused/content/application_problem_plus_json/value1`.
+                    public var value1: Components.Schemas.Problem
+                    /// Creates a new `application_problem_plus_jsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - value1:
+                    public init(value1: Components.Schemas.Problem) {
+                        self.value1 = value1
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        self.value1 = try .init(from: decoder)
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try self.value1.encode(to: encoder)
+                    }
+                }
+                /// - Remark: Generated from `#/components/responses/ValidationFailedOrContentRefused/content/application\/problem+json`.
+                case application_problem_plus_json(Components.Responses.ValidationFailedOrContentRefused.Body.application_problem_plus_jsonPayload)
+                /// The associated value of the enum case if `self` is `.application_problem_plus_json`.
+                ///
+                /// - Throws: An error if `self` is not `.application_problem_plus_json`.
+                /// - SeeAlso: `.application_problem_plus_json`.
+                public var application_problem_plus_json: Components.Responses.ValidationFailedOrContentRefused.Body.application_problem_plus_jsonPayload {
+                    get throws {
+                        switch self {
+                        case let .application_problem_plus_json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.ValidationFailedOrContentRefused.Body
+            /// Creates a new `ValidationFailedOrContentRefused`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.ValidationFailedOrContentRefused.Headers,
+                body: Components.Responses.ValidationFailedOrContentRefused.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        public struct ValidationFailedOrKeyReusedOrContentRefused: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/ValidationFailedOrKeyReusedOrContentRefused/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                ///
+                /// - Remark: Generated from `#/components/responses/ValidationFailedOrKeyReusedOrContentRefused/headers/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.ValidationFailedOrKeyReusedOrContentRefused.Headers
+            /// - Remark: Generated from `#/components/responses/ValidationFailedOrKeyReusedOrContentRefused/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/ValidationFailedOrKeyReusedOrContentRefused/content/application_problem_plus_json`.
+                public struct application_problem_plus_jsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/responses/ValidationFailedOrKeyReusedOrContentRefused/content/application_problem_plus_json/value1`.
+                    public var value1: Components.Schemas.Problem
+                    /// Creates a new `application_problem_plus_jsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - value1:
+                    public init(value1: Components.Schemas.Problem) {
+                        self.value1 = value1
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        self.value1 = try .init(from: decoder)
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try self.value1.encode(to: encoder)
+                    }
+                }
+                /// - Remark: Generated from `#/components/responses/ValidationFailedOrKeyReusedOrContentRefused/content/application\/problem+json`.
+                case application_problem_plus_json(Components.Responses.ValidationFailedOrKeyReusedOrContentRefused.Body.application_problem_plus_jsonPayload)
+                /// The associated value of the enum case if `self` is `.application_problem_plus_json`.
+                ///
+                /// - Throws: An error if `self` is not `.application_problem_plus_json`.
+                /// - SeeAlso: `.application_problem_plus_json`.
+                public var application_problem_plus_json: Components.Responses.ValidationFailedOrKeyReusedOrContentRefused.Body.application_problem_plus_jsonPayload {
+                    get throws {
+                        switch self {
+                        case let .application_problem_plus_json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.ValidationFailedOrKeyReusedOrContentRefused.Body
+            /// Creates a new `ValidationFailedOrKeyReusedOrContentRefused`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.ValidationFailedOrKeyReusedOrContentRefused.Headers,
+                body: Components.Responses.ValidationFailedOrKeyReusedOrContentRefused.Body
             ) {
                 self.headers = headers
                 self.body = body

@@ -259,17 +259,17 @@ public enum Operations {
                     }
                 }
             }
-            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field.
+            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field. `content_refused`: the text holds a word of the tenant's word list (the field in `errors`); a tenant may hold such text for a moderator instead (then it is saved with `"moderation": "pending"`). Usernames are refused either way.
             ///
             /// - Remark: Generated from `#/paths//v1/auth/signup/post(signup)/responses/422`.
             ///
             /// HTTP response code: `422 unprocessableContent`.
-            case unprocessableContent(Components.Responses.ValidationFailed)
+            case unprocessableContent(Components.Responses.ValidationFailedOrContentRefused)
             /// The associated value of the enum case if `self` is `.unprocessableContent`.
             ///
             /// - Throws: An error if `self` is not `.unprocessableContent`.
             /// - SeeAlso: `.unprocessableContent`.
-            public var unprocessableContent: Components.Responses.ValidationFailed {
+            public var unprocessableContent: Components.Responses.ValidationFailedOrContentRefused {
                 get throws {
                     switch self {
                     case let .unprocessableContent(response):
@@ -1496,17 +1496,17 @@ public enum Operations {
                     }
                 }
             }
-            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field.
+            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field. `content_refused`: the text holds a word of the tenant's word list (the field in `errors`); a tenant may hold such text for a moderator instead (then it is saved with `"moderation": "pending"`). Usernames are refused either way.
             ///
             /// - Remark: Generated from `#/paths//v1/auth/id-token/post(signInWithIDToken)/responses/422`.
             ///
             /// HTTP response code: `422 unprocessableContent`.
-            case unprocessableContent(Components.Responses.ValidationFailed)
+            case unprocessableContent(Components.Responses.ValidationFailedOrContentRefused)
             /// The associated value of the enum case if `self` is `.unprocessableContent`.
             ///
             /// - Throws: An error if `self` is not `.unprocessableContent`.
             /// - SeeAlso: `.unprocessableContent`.
-            public var unprocessableContent: Components.Responses.ValidationFailed {
+            public var unprocessableContent: Components.Responses.ValidationFailedOrContentRefused {
                 get throws {
                     switch self {
                     case let .unprocessableContent(response):
@@ -8271,17 +8271,17 @@ public enum Operations {
                     }
                 }
             }
-            /// `validation_failed`: the body is invalid; `errors[]` names each field. `idempotency_key_reused`: this `Idempotency-Key` was used before with a different request.
+            /// `validation_failed`: the body is invalid; `errors[]` names each field. `idempotency_key_reused`: this `Idempotency-Key` was used before with a different request. `content_refused`: the text holds a word of the tenant's word list (the field in `errors`); a tenant may hold such text for a moderator instead (then it is saved with `"moderation": "pending"`). Usernames are refused either way.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/post(createNote)/responses/422`.
             ///
             /// HTTP response code: `422 unprocessableContent`.
-            case unprocessableContent(Components.Responses.ValidationFailedOrKeyReused)
+            case unprocessableContent(Components.Responses.ValidationFailedOrKeyReusedOrContentRefused)
             /// The associated value of the enum case if `self` is `.unprocessableContent`.
             ///
             /// - Throws: An error if `self` is not `.unprocessableContent`.
             /// - SeeAlso: `.unprocessableContent`.
-            public var unprocessableContent: Components.Responses.ValidationFailedOrKeyReused {
+            public var unprocessableContent: Components.Responses.ValidationFailedOrKeyReusedOrContentRefused {
                 get throws {
                     switch self {
                     case let .unprocessableContent(response):
@@ -9497,17 +9497,17 @@ public enum Operations {
                     }
                 }
             }
-            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field.
+            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field. `content_refused`: the text holds a word of the tenant's word list (the field in `errors`); a tenant may hold such text for a moderator instead (then it is saved with `"moderation": "pending"`). Usernames are refused either way.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/{id}/patch(updateNote)/responses/422`.
             ///
             /// HTTP response code: `422 unprocessableContent`.
-            case unprocessableContent(Components.Responses.ValidationFailed)
+            case unprocessableContent(Components.Responses.ValidationFailedOrContentRefused)
             /// The associated value of the enum case if `self` is `.unprocessableContent`.
             ///
             /// - Throws: An error if `self` is not `.unprocessableContent`.
             /// - SeeAlso: `.unprocessableContent`.
-            public var unprocessableContent: Components.Responses.ValidationFailed {
+            public var unprocessableContent: Components.Responses.ValidationFailedOrContentRefused {
                 get throws {
                     switch self {
                     case let .unprocessableContent(response):
@@ -10536,17 +10536,17 @@ public enum Operations {
                     }
                 }
             }
-            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field.
+            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field. `content_refused`: the text holds a word of the tenant's word list (the field in `errors`); a tenant may hold such text for a moderator instead (then it is saved with `"moderation": "pending"`). Usernames are refused either way.
             ///
             /// - Remark: Generated from `#/paths//v1/places/post(createPlace)/responses/422`.
             ///
             /// HTTP response code: `422 unprocessableContent`.
-            case unprocessableContent(Components.Responses.ValidationFailed)
+            case unprocessableContent(Components.Responses.ValidationFailedOrContentRefused)
             /// The associated value of the enum case if `self` is `.unprocessableContent`.
             ///
             /// - Throws: An error if `self` is not `.unprocessableContent`.
             /// - SeeAlso: `.unprocessableContent`.
-            public var unprocessableContent: Components.Responses.ValidationFailed {
+            public var unprocessableContent: Components.Responses.ValidationFailedOrContentRefused {
                 get throws {
                     switch self {
                     case let .unprocessableContent(response):
@@ -11257,17 +11257,17 @@ public enum Operations {
                     }
                 }
             }
-            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field.
+            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field. `content_refused`: the text holds a word of the tenant's word list (the field in `errors`); a tenant may hold such text for a moderator instead (then it is saved with `"moderation": "pending"`). Usernames are refused either way.
             ///
             /// - Remark: Generated from `#/paths//v1/places/{id}/patch(renamePlace)/responses/422`.
             ///
             /// HTTP response code: `422 unprocessableContent`.
-            case unprocessableContent(Components.Responses.ValidationFailed)
+            case unprocessableContent(Components.Responses.ValidationFailedOrContentRefused)
             /// The associated value of the enum case if `self` is `.unprocessableContent`.
             ///
             /// - Throws: An error if `self` is not `.unprocessableContent`.
             /// - SeeAlso: `.unprocessableContent`.
-            public var unprocessableContent: Components.Responses.ValidationFailed {
+            public var unprocessableContent: Components.Responses.ValidationFailedOrContentRefused {
                 get throws {
                     switch self {
                     case let .unprocessableContent(response):
