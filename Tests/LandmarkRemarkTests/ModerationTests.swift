@@ -5,7 +5,7 @@ import HummingbirdTesting
 import Testing
 
 /// Moderators (issue 34): the queue of open reports by target, decisions and their effects
-/// on every read and stream, the audit log, the 24-hour clock, and who may do any of it.
+/// on every read (streams: SafetyEventsTests), the audit log, the 24-hour clock, and who may do any of it.
 @Suite(.timeLimit(.minutes(3))) struct ModerationTests {
     static func makeModerator(_ account: Account) async throws {
         let made = try await TestEnvironment.ownerScalar(
@@ -117,28 +117,6 @@ import Testing
             let operators = try await TestEnvironment.ownerScalar(
                 "SELECT count(*)::int8 FROM admin.moderation_log WHERE tenant = \(tenant)", as: Int.self)
             #expect(operators == 3)
-        }
-    }
-
-    @Test func removingDeletesForEveryoneAndStreamsSeeIt() async throws {
-        let tenant = try await TestEnvironment.makeTenant()
-        try await withLiveApp { client, port in
-            let moderator = try await client.signup("mod_r", tenant: tenant)
-            try await Self.makeModerator(moderator)
-            let author = try await client.signup("author_r2", tenant: tenant)
-            let reporter = try await client.signup("reporter_r2", tenant: tenant)
-            let note = try await client.createNote(author, "remove me", lat: 0, lng: 0).id
-            #expect(try await client.report(reporter, "note", note).status == .created)
-            let stream = try await author.stream(port: port)
-            defer { stream.close() }
-            #expect(try await Self.decide(client, moderator, "note", note, ["action": "remove"]).status == .ok)
-            let gone = try #require(try await stream.events(count: 1).first)
-            #expect(gone.event == "note.deleted")
-            #expect(try await client.call(.get, "/v1/notes/\(note)", token: author.accessToken).status == .notFound)
-            let theirs = try await client.call(.get, "/v1/me/reports", token: reporter.accessToken).decode(API.ReportPage.self)
-            #expect(theirs.items.map(\.state) == ["actioned"])
-            // Again: there is nothing left to decide on.
-            #expect(try await Self.decide(client, moderator, "note", note, ["action": "remove"]).code == "not_found")
         }
     }
 

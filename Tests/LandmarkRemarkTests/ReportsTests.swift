@@ -99,38 +99,6 @@ extension TestClientProtocol {
         }
     }
 
-    /// Two reporters at a threshold of two: the note is held, hidden from everyone but its
-    /// author, who sees it marked; an open stream sees it go, the clusters stop counting it.
-    @Test func reachingTheThresholdHoldsTheNoteForEveryoneButItsAuthor() async throws {
-        let tenant = try await TestEnvironment.makeTenant()
-        try await Self.setThreshold(2, tenant: tenant)
-        try await withLiveApp { client, port in
-            let author = try await client.signup("author_t", tenant: tenant)
-            let (first, second, bystander) = (
-                try await client.signup("first_t", tenant: tenant), try await client.signup("second_t", tenant: tenant),
-                try await client.signup("bystander_t", tenant: tenant))
-            let note = try await client.createNote(author, "spam spam spam", lat: -33.86, lng: 151.21).id
-            let stream = try await bystander.stream(port: port)
-            defer { stream.close() }
-            #expect(try await stream.events(count: 1).map(\.event) == ["note.created"])
-            func clustered() async throws -> Int {
-                try await client.call(.get, "/v1/notes/clusters?bbox=150,-35,152,-33&zoom=3", token: bystander.accessToken)
-                    .decode(API.ClusterList.self).clusters.reduce(0) { $0 + $1.count }
-            }
-            #expect(try await clustered() == 1)
-            #expect(try await client.report(first, "note", note).status == .created)
-            #expect(try await client.sees(note: note, as: bystander))
-            #expect(try await client.report(second, "note", note, reason: "spam").status == .created)
-            #expect(try await !client.sees(note: note, as: bystander))
-            #expect(try await clustered() == 0)
-            let events = try await stream.events(count: 2)
-            #expect(events.last?.event == "note.deleted")
-            #expect(try await client.sees(note: note, as: author))
-            let held = try await client.call(.get, "/v1/notes/\(note)", token: author.accessToken).decode(API.Note.self)
-            #expect(held.moderation == "pending")
-        }
-    }
-
     /// Reporting a user hides them from the reporter as a one-way block would; enough
     /// reporters hold the account: its notes and profile gone for everyone but itself.
     @Test func aReportedUserIsHiddenFromTheReporterAndHeldAtTheThreshold() async throws {
