@@ -80,6 +80,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
 
     let v1 = router.group("v1")
     v1.addRoutes(auth.endpoints, atPath: "auth")
+    TenantsController(pool: parts.pool, tenants: parts.tenants).register(on: v1)
     v1.addRoutes(identities.signInEndpoints, atPath: "auth")
     let authenticated = v1.group().add(middleware: Authenticator(pool: parts.pool, tokens: parts.tokens))
         .add(middleware: FairShareMiddleware(shares: parts.shares))

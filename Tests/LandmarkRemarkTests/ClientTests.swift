@@ -280,10 +280,25 @@ import Testing
         let tenant = try await TestEnvironment.makeTenant()
         try await withLiveApp { _, port in
             let alice = ClientTest.client(port: port, tenant: tenant)
+            // The terms, before signing in; then accepted.
+            try await TestEnvironment.withOwnerPool {
+                try await $0.query("SELECT 1 FROM admin.set_tenant_setting(\(tenant), 'terms_version', '2026-11')")
+                try await $0.query("SELECT 1 FROM admin.set_tenant_setting(\(tenant), 'terms_required', 'true')")
+            }
+            let info = try await alice.tenantInfo()
+            #expect(info.slug == tenant && info.termsRequired && info.termsVersion == "2026-11")
             try await alice.signUp(username: "alice", password: "correct horse battery")
+            #expect(try await alice.acceptTerms(version: "2026-11").termsVersion == "2026-11")
             let bob = ClientTest.client(port: port, tenant: tenant)
             try await bob.signUp(username: "bob", password: "another fine passphrase")
             let here = Coordinate(latitude: -33.8568, longitude: 151.2153)
+            do {
+                try await bob.createNote("too soon", at: here)
+                Issue.record("bob wrote before accepting the terms")
+            } catch LandmarkRemarkError.api(let problem) {
+                #expect(problem.code == .termsNotAccepted)
+            }
+            try await bob.acceptTerms(version: info.termsVersion ?? "")
             let rude = try await bob.createNote("something rude", at: here).note
             let kind = try await bob.createNote("something kind", at: here).note
 

@@ -113,3 +113,18 @@ struct ConfirmationBody: RequestBody {
         guard body.errors.isEmpty else { return nil }
     }
 }
+
+/// A validated `POST /v1/me/terms` body.
+struct TermsAcceptance: RequestBody, Equatable {
+    let version: String
+
+    init?(reading reader: inout JSONObjectReader, rules: Void) {
+        let request = AcceptTermsRequest(reading: &reader)
+        guard let version = request.version, reader.errors.isEmpty else { return nil }
+        guard (1...100).contains(version.count) else {
+            reader.fail("version", "must be 1 to 100 characters")
+            return nil
+        }
+        self.version = version
+    }
+}

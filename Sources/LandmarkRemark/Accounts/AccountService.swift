@@ -73,6 +73,16 @@ struct AccountService: Sendable {
         try await pool.withTenantTransaction(identity.tenantID, logger: logger) { try await me(identity, on: $0) }
     }
 
+    /// Accepts the tenant's terms: `version` must be the current one.
+    func acceptTerms(_ version: String, for identity: Identity, logger: Logger) async throws -> Me {
+        try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+            let current = try await tenants.termsVersion(tenantID: identity.tenantID, on: connection)
+            guard let current, current == version else { throw TenantError.notTheCurrentTerms(current: current) }
+            try await users.acceptTerms(tenantID: identity.tenantID, id: identity.userID, version: version, on: connection)
+            return try await me(identity, on: connection)
+        }
+    }
+
     /// `GET /v1/me`'s document, inside a transaction that changed the account.
     func me(_ identity: Identity, on connection: PostgresConnection) async throws -> Me {
         guard var me = try await users.me(tenantID: identity.tenantID, id: identity.userID, on: connection) else {

@@ -3,6 +3,17 @@
 
 import Foundation
 
+/// Generated: each field as read with its JSON type; nil where it is absent or wrong (the
+/// reader recorded why), and for a field that may be null, `.some(nil)` when it was null.
+struct AcceptTermsRequest: Sendable, Equatable {
+    /// The `terms_version` the user was shown (`GET /v1/tenant`).
+    var version: String?
+
+    init(reading reader: inout JSONObjectReader) {
+        version = reader.string("version")
+    }
+}
+
 /// Confirms a sensitive change: `password`, or a fresh ID token (`provider`, `id_token`, issued at most 5 minutes ago) of one of the account's identities. A guest, which has neither, sends `{}`.
 /// Generated: each field as read with its JSON type; nil where it is absent or wrong (the
 /// reader recorded why), and for a field that may be null, `.some(nil)` when it was null.
@@ -118,6 +129,8 @@ struct Me: JSONResponse, Equatable {
     var noteCount: Int
     /// Custom places the caller created.
     var placeCount: Int
+    /// The version of the tenant's terms the user accepted (`POST /v1/me/terms`); null if none.
+    var termsVersion: String?
 
     func write(to json: inout JSONWriter) {
         json.object { json in
@@ -137,6 +150,8 @@ struct Me: JSONResponse, Equatable {
             json.integer(Int64(noteCount))
             json.key("place_count")
             json.integer(Int64(placeCount))
+            json.key("terms_version")
+            json.string(termsVersion)
             json.key("username")
             json.string(username)
         }

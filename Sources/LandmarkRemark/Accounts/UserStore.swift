@@ -78,7 +78,8 @@ struct UserStore: Sendable {
         let rows = try await connection.query("""
             SELECT u.id, u.username, u.email, u.created_at, u.guest, u.password_hash IS NOT NULL,
                    (SELECT count(*) FROM notes n WHERE n.tenant_id = \(tenantID) AND n.user_id = u.id),
-                   (SELECT count(*) FROM places p WHERE p.tenant_id = \(tenantID) AND p.created_by = u.id)
+                   (SELECT count(*) FROM places p WHERE p.tenant_id = \(tenantID) AND p.created_by = u.id),
+                   u.terms_version
             FROM users u
             WHERE u.tenant_id = \(tenantID) AND u.id = \(id)
             """)
@@ -87,7 +88,7 @@ struct UserStore: Sendable {
             try row.decode((Int64, String, String?, Date, Bool, Bool, Int, Int).self)
         return Me(
             id: id, username: username, email: email, createdAt: created, guest: guest, hasPassword: hasPassword,
-            identities: [], noteCount: notes, placeCount: places)
+            identities: [], noteCount: notes, placeCount: places, termsVersion: try row.decode(String?.self, column: 8))
     }
 
     /// An active user's public profile, by name ignoring case; `note_count` counts public notes only.
@@ -106,6 +107,13 @@ struct UserStore: Sendable {
         guard let row = rows.first else { return nil }
         let (id, name, created, notes) = try row.decode((Int64, String, Date, Int).self)
         return PublicProfile(id: id, username: name, createdAt: created, noteCount: notes)
+    }
+
+    /// Records that the user accepted `version` of the tenant's terms.
+    func acceptTerms(tenantID: Int64, id: Int64, version: String, on connection: PostgresConnection) async throws {
+        try await connection.query("""
+            UPDATE users SET terms_version = \(version), terms_accepted_at = now() WHERE tenant_id = \(tenantID) AND id = \(id)
+            """)
     }
 
     func updateEmail(tenantID: Int64, id: Int64, email: String?, on connection: PostgresConnection) async throws {

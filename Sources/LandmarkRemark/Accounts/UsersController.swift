@@ -10,6 +10,7 @@ struct UsersController {
             .get(use: me)
             .patch(use: updateMe)
             .delete(use: deleteMe)
+            .post("terms", use: acceptTerms)
     }
 
     var userEndpoints: RouteCollection<AppRequestContext> {
@@ -28,6 +29,14 @@ struct UsersController {
         let rules = try await accounts.changeRules(for: identity, logger: context.logger)
         let change = try await request.decode(ProfileChange.self, rules: rules, context: context, limit: bodyLimit)
         return try await accounts.change(identity, to: change, address: context.clientAddress, logger: context.logger)
+    }
+
+    /// Accepts the tenant's current terms of use.
+    @Sendable func acceptTerms(_ request: Request, context: AppRequestContext) async throws -> Me {
+        var request = request
+        let identity = try context.requireIdentity()
+        let body = try await request.decode(TermsAcceptance.self, context: context, limit: bodyLimit)
+        return try await accounts.acceptTerms(body.version, for: identity, logger: context.logger)
     }
 
     /// Deletes the account once confirmed.

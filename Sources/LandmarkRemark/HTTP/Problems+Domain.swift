@@ -145,6 +145,12 @@ extension AppError {
         case .notFound: AppError(.notFound, code: "tenant_not_found", title: "Tenant not found", detail: "X-Tenant names no active tenant")
         case .mismatch:
             AppError(.forbidden, code: "tenant_mismatch", title: "Tenant mismatch", detail: "X-Tenant names a tenant other than the access token's")
+        case .termsNotAccepted:
+            AppError(
+                .forbidden, code: "terms_not_accepted", title: "Terms not accepted",
+                detail: "accept this app's current terms of use first (GET /v1/tenant, then POST /v1/me/terms)")
+        case .notTheCurrentTerms(let current?): .validation(field: "version", "is not the current terms version (\(current)): fetch GET /v1/tenant again")
+        case .notTheCurrentTerms(nil): .validation(field: "version", "names no terms: this app has none to accept")
         }
     }
 

@@ -9,7 +9,7 @@ struct NoteService: Sendable {
     let pool: PostgresPool
     let notes: NoteStore
     let idempotency: IdempotencyStore
-    /// The tenant's word list (`ContentFilter`), read in each write's transaction.
+    /// The tenant's terms and word list (`TenantStore.WritePolicy`), read in each write's transaction.
     let tenants = TenantStore()
 
     // MARK: - Writes
@@ -18,7 +18,7 @@ struct NoteService: Sendable {
     func create(_ draft: NoteDraft, by identity: Identity, key: String?, logger: Logger) async throws -> NoteResponse {
         let (tenantID, userID) = (identity.tenantID, identity.userID)
         let create: (PostgresConnection) async throws -> NoteResponse = { connection in
-            let held = try await tenants.contentFilter(tenantID: tenantID, on: connection).holds(draft.body, field: "body")
+            let held = try await tenants.writePolicy(tenantID: tenantID, userID: userID, on: connection).holds(draft.body, field: "body")
             let note = try await notes.create(
                 tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft, held: held, on: connection)
             return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
@@ -66,7 +66,8 @@ struct NoteService: Sendable {
         try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
             let current = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
             if patch.isEmpty { return NoteResponse(current) }
-            let held = try await tenants.contentFilter(tenantID: identity.tenantID, on: connection).holds(patch.body, field: "body")
+            let held = try await tenants.writePolicy(tenantID: identity.tenantID, userID: identity.userID, on: connection)
+                .holds(patch.body, field: "body")
             return NoteResponse(
                 try await notes.update(
                     tenantID: identity.tenantID, id: id, patch: patch, held: held, viewerID: identity.userID, authorName: identity.username,

@@ -6,12 +6,13 @@ import Postgres
 struct PlaceService: Sendable {
     let pool: PostgresPool
     let places: PlaceStore
-    /// The tenant's word list (`ContentFilter`), read in each write's transaction.
+    /// The tenant's terms and word list (`TenantStore.WritePolicy`), read in each write's transaction.
     let tenants = TenantStore()
 
     func create(_ draft: PlaceDraft, by identity: Identity, logger: Logger) async throws -> Place {
         try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
-            let held = try await tenants.contentFilter(tenantID: identity.tenantID, on: connection).holds(draft.name, field: "name")
+            let held = try await tenants.writePolicy(tenantID: identity.tenantID, userID: identity.userID, on: connection)
+                .holds(draft.name, field: "name")
             return try await places.create(
                 tenantID: identity.tenantID, creatorID: identity.userID, name: draft.name, lat: draft.lat, lng: draft.lng, held: held,
                 on: connection)
@@ -36,7 +37,8 @@ struct PlaceService: Sendable {
     func rename(_ id: Int64, to name: String, by identity: Identity, logger: Logger) async throws -> Place {
         let place = try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
             try await places.requireEditable(tenantID: identity.tenantID, id: id, userID: identity.userID, on: connection)
-            let held = try await tenants.contentFilter(tenantID: identity.tenantID, on: connection).holds(name, field: "name")
+            let held = try await tenants.writePolicy(tenantID: identity.tenantID, userID: identity.userID, on: connection)
+                .holds(name, field: "name")
             try await places.rename(tenantID: identity.tenantID, id: id, name: name, held: held, on: connection)
             return try await places.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: connection)
         }

@@ -189,3 +189,10 @@ extension JSONWritable where Self: RawRepresentable, RawValue == String {
         json.string(rawValue)
     }
 }
+
+/// Arrays of strings (a tenant's sign-in providers).
+extension String: JSONWritable {
+    func write(to json: inout JSONWriter) {
+        json.string(self)
+    }
+}

@@ -6,4 +6,8 @@ enum TenantError: Error, Equatable {
     case notFound
     /// `X-Tenant` names a tenant other than the access token's.
     case mismatch
+    /// The tenant requires its current terms to be accepted before writing, and they were not.
+    case termsNotAccepted
+    /// `POST /v1/me/terms` named another version than the current one (or the tenant has none).
+    case notTheCurrentTerms(current: String?)
 }

@@ -29,6 +29,52 @@ struct TenantStore: Sendable {
         return try rows.first.map(Self.tenant(from:))
     }
 
+    /// What a user's write must pass in its tenant: the word list, and whether the user
+    /// accepted the terms where the tenant requires them (migrations 0026, 0027).
+    struct WritePolicy: Sendable {
+        let filter: ContentFilter
+        let termsAccepted: Bool
+
+        /// Whether `text` (of `field`) is held; throws when the terms or the word list refuse it.
+        func holds(_ text: String?, field: String) throws -> Bool {
+            guard termsAccepted else { throw TenantError.termsNotAccepted }
+            return try filter.holds(text, field: field)
+        }
+    }
+
+    func writePolicy(tenantID: Int64, userID: Int64, on connection: some PostgresQuerying) async throws -> WritePolicy {
+        let rows = try await connection.query("""
+            SELECT t.filter_action, t.filter_words, NOT t.terms_required OR u.terms_version IS NOT DISTINCT FROM t.terms_version
+            FROM tenants t, users u
+            WHERE t.id = \(tenantID) AND u.tenant_id = \(tenantID) AND u.id = \(userID)
+            """)
+        guard let row = rows.first else { return WritePolicy(filter: .none, termsAccepted: true) }
+        let words = try row.decode([String].self, column: 1)
+        let action = ContentFilter.Action(rawValue: try row.decode(String.self, column: 0)) ?? .refuse
+        return WritePolicy(
+            filter: words.isEmpty ? .none : ContentFilter(action: action, words: words), termsAccepted: try row.decode(Bool.self, column: 2))
+    }
+
+    /// The tenant's public facts (`GET /v1/tenant`), its providers read as the tenant.
+    func info(of tenant: Tenant, on pool: PostgresPool, logger: Logger) async throws -> TenantInfo {
+        let row = try await pool.query("""
+            SELECT name, terms_url, terms_version, terms_required, contact_url, contact_email FROM tenants WHERE id = \(tenant.id)
+            """, logger: logger)[0]
+        let providers = try await pool.query(
+            "SELECT provider FROM identity_providers WHERE tenant_id = \(tenant.id) ORDER BY provider", tenant: tenant.id, logger: logger)
+        return TenantInfo(
+            slug: tenant.slug, name: try row.decode(String.self, column: 0), termsUrl: try row.decode(String?.self, column: 1),
+            termsVersion: try row.decode(String?.self, column: 2), termsRequired: try row.decode(Bool.self, column: 3),
+            contactUrl: try row.decode(String?.self, column: 4), contactEmail: try row.decode(String?.self, column: 5),
+            guestsEnabled: tenant.guestsEnabled, signInProviders: try providers.map { try $0.decode(String.self, column: 0) },
+            minPasswordLength: tenant.minPasswordLength)
+    }
+
+    /// The tenant's current terms version, in the caller's transaction.
+    func termsVersion(tenantID: Int64, on connection: some PostgresQuerying) async throws -> String? {
+        try await connection.query("SELECT terms_version FROM tenants WHERE id = \(tenantID)").first?.decode(String?.self, column: 0)
+    }
+
     /// The tenant's word list and what it does (migration 0026), in the caller's transaction.
     func contentFilter(tenantID: Int64, on connection: some PostgresQuerying) async throws -> ContentFilter {
         let rows = try await connection.query("SELECT filter_action, filter_words FROM tenants WHERE id = \(tenantID)")

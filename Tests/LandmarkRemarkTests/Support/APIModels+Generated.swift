@@ -73,6 +73,8 @@ extension API {
         let noteCount: Int
         /// Custom places the caller created.
         let placeCount: Int
+        /// The version of the tenant's terms the user accepted (`POST /v1/me/terms`); null if none.
+        @Nullable var termsVersion: String?
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -84,6 +86,7 @@ extension API {
             case identities
             case noteCount = "note_count"
             case placeCount = "place_count"
+            case termsVersion = "terms_version"
         }
     }
 
@@ -321,6 +324,40 @@ extension API {
         enum CodingKeys: String, CodingKey {
             case ticket
             case expiresIn = "expires_in"
+        }
+    }
+
+    /// What an app shows before anyone signs in: the tenant's name, its terms and how to reach it (App Store Review Guideline 1.2 asks for published contact information), and which ways to sign in it offers.
+    struct TenantInfo: APIModel {
+        let slug: String
+        let name: String
+        /// The terms of use, to link to; null when the operator set none.
+        @Nullable var termsUrl: String?
+        /// The current terms' version, which `POST /v1/me/terms` accepts.
+        @Nullable var termsVersion: String?
+        /// Whether a user must accept `terms_version` before writing notes or places (else `403 terms_not_accepted`).
+        let termsRequired: Bool
+        /// Where users reach the app's team (a support page).
+        @Nullable var contactUrl: String?
+        /// Or by email.
+        @Nullable var contactEmail: String?
+        /// Whether `POST /v1/auth/guest` is open.
+        let guestsEnabled: Bool
+        /// The identity providers `POST /v1/auth/id-token` accepts: `apple`, `google`, `oidc:<name>`.
+        let signInProviders: [String]
+        let minPasswordLength: Int
+
+        enum CodingKeys: String, CodingKey {
+            case slug
+            case name
+            case termsUrl = "terms_url"
+            case termsVersion = "terms_version"
+            case termsRequired = "terms_required"
+            case contactUrl = "contact_url"
+            case contactEmail = "contact_email"
+            case guestsEnabled = "guests_enabled"
+            case signInProviders = "sign_in_providers"
+            case minPasswordLength = "min_password_length"
         }
     }
 

@@ -85,3 +85,17 @@ extension LandmarkRemark {
         }
     }
 }
+
+/// The tenant's terms and contact (App Store Review Guideline 1.2).
+extension LandmarkRemark {
+    /// The tenant's name, terms, contact and ways to sign in; no sign-in needed.
+    public func tenantInfo() async throws -> TenantInfo {
+        try await Self.perform { TenantInfo(try await open.getTenant(headers: .init(X_hyphen_Tenant: tenant)).ok.body.json) }
+    }
+
+    /// Accepts the tenant's current terms (`TenantInfo.termsVersion`).
+    @discardableResult
+    public func acceptTerms(version: String) async throws -> Me {
+        try await Self.perform { Me(try await api.acceptTerms(body: .json(.init(version: version))).ok.body.json) }
+    }
+}

@@ -57,6 +57,7 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
     case forbidden
     case guestsDisabled
     case tenantMismatch
+    case termsNotAccepted
     case notFound
     case tenantNotFound
     case usernameTaken
@@ -82,7 +83,7 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
 
     public static let allCases: [ProblemCode] = [
         .malformedRequest, .unauthenticated, .invalidCredentials, .refreshTokenInvalid, .refreshTokenReused, .idTokenInvalid,
-        .forbidden, .guestsDisabled, .tenantMismatch, .notFound, .tenantNotFound, .usernameTaken, .emailTaken, .identityTaken,
+        .forbidden, .guestsDisabled, .tenantMismatch, .termsNotAccepted, .notFound, .tenantNotFound, .usernameTaken, .emailTaken, .identityTaken,
         .identityAlreadyLinked, .lastSignInMethod, .idempotencyInProgress, .preconditionFailed, .payloadTooLarge,
         .unsupportedMediaType, .validationFailed, .idempotencyKeyReused, .queryTooBroad, .cannotBlockSelf, .tooManyBlocks, .cannotReportOwnContent, .contentRefused, .rateLimited,
         .internal, .unavailable,
@@ -103,6 +104,7 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         case .forbidden: "forbidden"
         case .guestsDisabled: "guests_disabled"
         case .tenantMismatch: "tenant_mismatch"
+        case .termsNotAccepted: "terms_not_accepted"
         case .notFound: "not_found"
         case .tenantNotFound: "tenant_not_found"
         case .usernameTaken: "username_taken"

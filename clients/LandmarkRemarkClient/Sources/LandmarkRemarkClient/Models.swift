@@ -145,6 +145,8 @@ public struct Me: Sendable, Hashable {
     public let identities: [Identity]
     public let noteCount: Int
     public let placeCount: Int
+    /// The version of the tenant's terms the user accepted; nil if none.
+    public let termsVersion: String?
 
     init(_ me: Components.Schemas.Me) {
         id = me.id
@@ -156,6 +158,7 @@ public struct Me: Sendable, Hashable {
         identities = me.identities.map { Identity(provider: $0.provider, email: $0.email, linkedAt: $0.linked_at) }
         noteCount = me.note_count
         placeCount = me.place_count
+        termsVersion = me.terms_version
     }
 }
 
@@ -301,5 +304,33 @@ extension ReportTarget {
         switch self {
         case .note(let id), .place(let id), .user(let id): id
         }
+    }
+}
+
+/// What an app shows before anyone signs in (`LandmarkRemark.tenantInfo()`).
+public struct TenantInfo: Sendable, Hashable {
+    public let slug: String
+    public let name: String
+    public let termsURL: URL?
+    public let termsVersion: String?
+    /// Whether users must accept `termsVersion` (`acceptTerms(version:)`) before writing.
+    public let termsRequired: Bool
+    public let contactURL: URL?
+    public let contactEmail: String?
+    public let guestsEnabled: Bool
+    public let signInProviders: [String]
+    public let minPasswordLength: Int
+
+    init(_ info: Components.Schemas.TenantInfo) {
+        slug = info.slug
+        name = info.name
+        termsURL = info.terms_url.flatMap(URL.init(string:))
+        termsVersion = info.terms_version
+        termsRequired = info.terms_required
+        contactURL = info.contact_url.flatMap(URL.init(string:))
+        contactEmail = info.contact_email
+        guestsEnabled = info.guests_enabled
+        signInProviders = info.sign_in_providers
+        minPasswordLength = info.min_password_length
     }
 }

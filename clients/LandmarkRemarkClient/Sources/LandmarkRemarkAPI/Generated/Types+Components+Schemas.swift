@@ -473,6 +473,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Me/place_count`.
             public var place_count: Swift.Int
+            /// The version of the tenant's terms the user accepted (`POST /v1/me/terms`); null if none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Me/terms_version`.
+            public var terms_version: Swift.String?
             /// Creates a new `Me`.
             ///
             /// - Parameters:
@@ -485,6 +489,7 @@ extension Components {
             ///   - identities: The sign-in methods besides a password, by provider.
             ///   - note_count: All of the caller's notes, private ones included.
             ///   - place_count: Custom places the caller created.
+            ///   - terms_version: The version of the tenant's terms the user accepted (`POST /v1/me/terms`); null if none.
             public init(
                 id: Components.Schemas.Id,
                 username: Components.Schemas.Username,
@@ -494,7 +499,8 @@ extension Components {
                 has_password: Swift.Bool,
                 identities: [Components.Schemas.LinkedIdentity],
                 note_count: Swift.Int,
-                place_count: Swift.Int
+                place_count: Swift.Int,
+                terms_version: Swift.String? = nil
             ) {
                 self.id = id
                 self.username = username
@@ -505,6 +511,7 @@ extension Components {
                 self.identities = identities
                 self.note_count = note_count
                 self.place_count = place_count
+                self.terms_version = terms_version
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -516,6 +523,7 @@ extension Components {
                 case identities
                 case note_count
                 case place_count
+                case terms_version
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -555,6 +563,10 @@ extension Components {
                     Swift.Int.self,
                     forKey: .place_count
                 )
+                self.terms_version = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .terms_version
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
                     "username",
@@ -564,7 +576,8 @@ extension Components {
                     "has_password",
                     "identities",
                     "note_count",
-                    "place_count"
+                    "place_count",
+                    "terms_version"
                 ])
             }
         }
@@ -2960,6 +2973,175 @@ extension Components {
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "items",
                     "next_cursor"
+                ])
+            }
+        }
+        /// What an app shows before anyone signs in: the tenant's name, its terms and how to reach it (App Store Review Guideline 1.2 asks for published contact information), and which ways to sign in it offers.
+        ///
+        /// - Remark: Generated from `#/components/schemas/TenantInfo`.
+        public struct TenantInfo: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TenantInfo/slug`.
+            public var slug: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TenantInfo/name`.
+            public var name: Swift.String
+            /// The terms of use, to link to; null when the operator set none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantInfo/terms_url`.
+            public var terms_url: Swift.String?
+            /// The current terms' version, which `POST /v1/me/terms` accepts.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantInfo/terms_version`.
+            public var terms_version: Swift.String?
+            /// Whether a user must accept `terms_version` before writing notes or places (else `403 terms_not_accepted`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantInfo/terms_required`.
+            public var terms_required: Swift.Bool
+            /// Where users reach the app's team (a support page).
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantInfo/contact_url`.
+            public var contact_url: Swift.String?
+            /// Or by email.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantInfo/contact_email`.
+            public var contact_email: Swift.String?
+            /// Whether `POST /v1/auth/guest` is open.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantInfo/guests_enabled`.
+            public var guests_enabled: Swift.Bool
+            /// The identity providers `POST /v1/auth/id-token` accepts: `apple`, `google`, `oidc:<name>`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantInfo/sign_in_providers`.
+            public var sign_in_providers: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/TenantInfo/min_password_length`.
+            public var min_password_length: Swift.Int
+            /// Creates a new `TenantInfo`.
+            ///
+            /// - Parameters:
+            ///   - slug:
+            ///   - name:
+            ///   - terms_url: The terms of use, to link to; null when the operator set none.
+            ///   - terms_version: The current terms' version, which `POST /v1/me/terms` accepts.
+            ///   - terms_required: Whether a user must accept `terms_version` before writing notes or places (else `403 terms_not_accepted`).
+            ///   - contact_url: Where users reach the app's team (a support page).
+            ///   - contact_email: Or by email.
+            ///   - guests_enabled: Whether `POST /v1/auth/guest` is open.
+            ///   - sign_in_providers: The identity providers `POST /v1/auth/id-token` accepts: `apple`, `google`, `oidc:<name>`.
+            ///   - min_password_length:
+            public init(
+                slug: Swift.String,
+                name: Swift.String,
+                terms_url: Swift.String? = nil,
+                terms_version: Swift.String? = nil,
+                terms_required: Swift.Bool,
+                contact_url: Swift.String? = nil,
+                contact_email: Swift.String? = nil,
+                guests_enabled: Swift.Bool,
+                sign_in_providers: [Swift.String],
+                min_password_length: Swift.Int
+            ) {
+                self.slug = slug
+                self.name = name
+                self.terms_url = terms_url
+                self.terms_version = terms_version
+                self.terms_required = terms_required
+                self.contact_url = contact_url
+                self.contact_email = contact_email
+                self.guests_enabled = guests_enabled
+                self.sign_in_providers = sign_in_providers
+                self.min_password_length = min_password_length
+            }
+            public enum CodingKeys: String, CodingKey {
+                case slug
+                case name
+                case terms_url
+                case terms_version
+                case terms_required
+                case contact_url
+                case contact_email
+                case guests_enabled
+                case sign_in_providers
+                case min_password_length
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.slug = try container.decode(
+                    Swift.String.self,
+                    forKey: .slug
+                )
+                self.name = try container.decode(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.terms_url = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .terms_url
+                )
+                self.terms_version = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .terms_version
+                )
+                self.terms_required = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .terms_required
+                )
+                self.contact_url = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .contact_url
+                )
+                self.contact_email = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .contact_email
+                )
+                self.guests_enabled = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .guests_enabled
+                )
+                self.sign_in_providers = try container.decode(
+                    [Swift.String].self,
+                    forKey: .sign_in_providers
+                )
+                self.min_password_length = try container.decode(
+                    Swift.Int.self,
+                    forKey: .min_password_length
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "slug",
+                    "name",
+                    "terms_url",
+                    "terms_version",
+                    "terms_required",
+                    "contact_url",
+                    "contact_email",
+                    "guests_enabled",
+                    "sign_in_providers",
+                    "min_password_length"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AcceptTermsRequest`.
+        public struct AcceptTermsRequest: Codable, Hashable, Sendable {
+            /// The `terms_version` the user was shown (`GET /v1/tenant`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/AcceptTermsRequest/version`.
+            public var version: Swift.String
+            /// Creates a new `AcceptTermsRequest`.
+            ///
+            /// - Parameters:
+            ///   - version: The `terms_version` the user was shown (`GET /v1/tenant`).
+            public init(version: Swift.String) {
+                self.version = version
+            }
+            public enum CodingKeys: String, CodingKey {
+                case version
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.version = try container.decode(
+                    Swift.String.self,
+                    forKey: .version
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "version"
                 ])
             }
         }

@@ -17,6 +17,13 @@ public import struct Foundation.Data
 public import struct Foundation.Date
 /// A type that performs HTTP operations defined by the OpenAPI document.
 public protocol APIProtocol: Sendable {
+    /// The tenant's public facts
+    ///
+    /// Without a sign-in: the tenant's name, terms, contact and ways to sign in, for an app's first screen and its settings.
+    ///
+    /// - Remark: HTTP `GET /v1/tenant`.
+    /// - Remark: Generated from `#/paths//v1/tenant/get(getTenant)`.
+    func getTenant(_ input: Operations.getTenant.Input) async throws -> Operations.getTenant.Output
     /// Create an account and a session
     ///
     /// - Remark: HTTP `POST /v1/auth/signup`.
@@ -74,6 +81,13 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/me`.
     /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)`.
     func deleteMe(_ input: Operations.deleteMe.Input) async throws -> Operations.deleteMe.Output
+    /// Accept the tenant's terms
+    ///
+    /// Records that the user accepted this version of the tenant's terms of use, which must be the current one (`GET /v1/tenant`: else `422`, the terms changed since the app fetched them).
+    ///
+    /// - Remark: HTTP `POST /v1/me/terms`.
+    /// - Remark: Generated from `#/paths//v1/me/terms/post(acceptTerms)`.
+    func acceptTerms(_ input: Operations.acceptTerms.Input) async throws -> Operations.acceptTerms.Output
     /// Add a sign-in method: an identity from an ID token
     ///
     /// Verifies the token as sign-in does and links its `(provider, sub)` to the caller's account, confirmed by `confirm` like a password change (a guest, which has nothing to confirm with, leaves it out and becomes a full account).
@@ -242,6 +256,15 @@ public protocol APIProtocol: Sendable {
 
 /// Convenience overloads for operation inputs.
 extension APIProtocol {
+    /// The tenant's public facts
+    ///
+    /// Without a sign-in: the tenant's name, terms, contact and ways to sign in, for an app's first screen and its settings.
+    ///
+    /// - Remark: HTTP `GET /v1/tenant`.
+    /// - Remark: Generated from `#/paths//v1/tenant/get(getTenant)`.
+    public func getTenant(headers: Operations.getTenant.Input.Headers) async throws -> Operations.getTenant.Output {
+        try await getTenant(Operations.getTenant.Input(headers: headers))
+    }
     /// Create an account and a session
     ///
     /// - Remark: HTTP `POST /v1/auth/signup`.
@@ -355,6 +378,21 @@ extension APIProtocol {
         body: Operations.deleteMe.Input.Body
     ) async throws -> Operations.deleteMe.Output {
         try await deleteMe(Operations.deleteMe.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Accept the tenant's terms
+    ///
+    /// Records that the user accepted this version of the tenant's terms of use, which must be the current one (`GET /v1/tenant`: else `422`, the terms changed since the app fetched them).
+    ///
+    /// - Remark: HTTP `POST /v1/me/terms`.
+    /// - Remark: Generated from `#/paths//v1/me/terms/post(acceptTerms)`.
+    public func acceptTerms(
+        headers: Operations.acceptTerms.Input.Headers = .init(),
+        body: Operations.acceptTerms.Input.Body
+    ) async throws -> Operations.acceptTerms.Output {
+        try await acceptTerms(Operations.acceptTerms.Input(
             headers: headers,
             body: body
         ))
