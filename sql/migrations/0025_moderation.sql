@@ -91,35 +91,3 @@ LANGUAGE sql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 $$;
 REVOKE ALL ON FUNCTION lift_ended_suspensions() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION lift_ended_suspensions() TO landmark_app;
-
--- The threshold of distinct reporters that holds a target (0024), as a tenant setting.
-CREATE OR REPLACE FUNCTION admin.set_tenant_setting(p_slug text, p_setting text, p_value text) RETURNS tenants
-LANGUAGE plpgsql AS $$
-DECLARE result tenants; origins text[];
-BEGIN
-    IF p_setting = 'min_password_length' THEN
-        UPDATE tenants SET min_password_length = p_value::integer WHERE slug = p_slug RETURNING * INTO result;
-    ELSIF p_setting = 'guests_enabled' THEN
-        UPDATE tenants SET guests_enabled = p_value::boolean WHERE slug = p_slug RETURNING * INTO result;
-    ELSIF p_setting = 'report_threshold' THEN
-        UPDATE tenants SET report_threshold = p_value::integer WHERE slug = p_slug RETURNING * INTO result;
-    ELSIF p_setting = 'allowed_origins' THEN
-        -- Trimmed, lowercased, without a trailing slash or a default port (browsers send
-        -- neither), each once.
-        SELECT coalesce(array_agg(DISTINCT o ORDER BY o), '{}') INTO origins
-        FROM (SELECT regexp_replace(regexp_replace(rtrim(lower(btrim(x)), '/'), '^(https://.*):443$', '\1'),
-                                    '^(http://.*):80$', '\1') AS o
-              FROM unnest(string_to_array(p_value, ',')) AS x) s
-        WHERE o <> '';
-        IF NOT valid_web_origins(origins) THEN
-            RAISE EXCEPTION 'allowed_origins must be origins like https://app.example.com or http://localhost:3000, comma-separated, not %', p_value
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        UPDATE tenants SET allowed_origins = origins WHERE slug = p_slug RETURNING * INTO result;
-    ELSE
-        RAISE EXCEPTION 'unknown tenant setting %; known: min_password_length, guests_enabled, allowed_origins, report_threshold', p_setting
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF NOT FOUND THEN RAISE EXCEPTION 'no tenant with slug %', p_slug USING ERRCODE = 'no_data_found'; END IF;
-    RETURN result;
-END $$;

@@ -15,33 +15,35 @@ ALTER TABLE tenants
 -- The version of the tenant's terms the user accepted, and when.
 ALTER TABLE users ADD COLUMN terms_version text, ADD COLUMN terms_accepted_at timestamptz;
 
+-- admin.set_tenant_setting (0012) with the safety kit's settings (0024 to 0027), by kind,
+-- so that a later setting is a name in a list rather than another copy of the function.
 CREATE OR REPLACE FUNCTION admin.set_tenant_setting(p_slug text, p_setting text, p_value text) RETURNS tenants
 LANGUAGE plpgsql AS $$
 DECLARE result tenants; origins text[];
 BEGIN
-    IF p_setting = 'min_password_length' THEN
-        UPDATE tenants SET min_password_length = p_value::integer WHERE slug = p_slug RETURNING * INTO result;
-    ELSIF p_setting = 'guests_enabled' THEN
-        UPDATE tenants SET guests_enabled = p_value::boolean WHERE slug = p_slug RETURNING * INTO result;
-    ELSIF p_setting = 'report_threshold' THEN
-        UPDATE tenants SET report_threshold = p_value::integer WHERE slug = p_slug RETURNING * INTO result;
+    IF p_setting IN ('min_password_length', 'report_threshold') THEN
+        EXECUTE format('UPDATE tenants SET %I = $1::integer WHERE slug = $2 RETURNING *', p_setting)
+            INTO result USING p_value, p_slug;
+    ELSIF p_setting IN ('guests_enabled', 'terms_required') THEN
+        EXECUTE format('UPDATE tenants SET %I = $1::boolean WHERE slug = $2 RETURNING *', p_setting)
+            INTO result USING p_value, p_slug;
+    ELSIF p_setting IN ('terms_version', 'contact_email', 'filter_action') THEN
+        -- Trimmed; empty for none.
+        EXECUTE format('UPDATE tenants SET %I = $1 WHERE slug = $2 RETURNING *', p_setting)
+            INTO result USING nullif(btrim(p_value), ''), p_slug;
+    ELSIF p_setting IN ('terms_url', 'contact_url') THEN
+        IF p_value <> '' AND p_value !~ '^https?://[^[:space:]]+$' THEN
+            RAISE EXCEPTION '% must be an http(s) URL, or empty for none, not %', p_setting, p_value
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        EXECUTE format('UPDATE tenants SET %I = $1 WHERE slug = $2 RETURNING *', p_setting)
+            INTO result USING nullif(p_value, ''), p_slug;
     ELSIF p_setting = 'filter_words' THEN
         -- Comma-separated, each trimmed, blank ones and repeats dropped; empty for none.
         UPDATE tenants SET filter_words = coalesce((
             SELECT array_agg(DISTINCT w ORDER BY w) FROM (SELECT btrim(x) AS w FROM unnest(string_to_array(p_value, ',')) x) s
             WHERE w <> ''), '{}')
         WHERE slug = p_slug RETURNING * INTO result;
-    ELSIF p_setting = 'filter_action' THEN
-        UPDATE tenants SET filter_action = p_value WHERE slug = p_slug RETURNING * INTO result;
-    ELSIF p_setting IN ('terms_url', 'contact_url') THEN
-        IF p_value <> '' AND p_value !~ '^https?://[^\s]+$' THEN
-            RAISE EXCEPTION '% must be an http(s) URL, or empty for none, not %', p_setting, p_value USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        EXECUTE format('UPDATE tenants SET %I = $1 WHERE slug = $2 RETURNING *', p_setting) INTO result USING nullif(p_value, ''), p_slug;
-    ELSIF p_setting IN ('terms_version', 'contact_email') THEN
-        EXECUTE format('UPDATE tenants SET %I = $1 WHERE slug = $2 RETURNING *', p_setting) INTO result USING nullif(btrim(p_value), ''), p_slug;
-    ELSIF p_setting = 'terms_required' THEN
-        UPDATE tenants SET terms_required = p_value::boolean WHERE slug = p_slug RETURNING * INTO result;
     ELSIF p_setting = 'allowed_origins' THEN
         -- Trimmed, lowercased, without a trailing slash or a default port (browsers send
         -- neither), each once.
