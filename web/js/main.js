@@ -12,6 +12,7 @@ import * as search from './search.js';
 import * as places from './places.js';
 import * as live from './live.js';
 import * as dialogs from './dialogs.js';
+import * as safety from './safety.js';
 import { watchPosition } from './geo.js';
 import { startProviderSignIn, takeProviderReturn } from './provider-sign-in.js';
 import { $, el, narrowScreen } from './dom.js';
@@ -388,6 +389,7 @@ function wireApp() {
     showError,
   });
   search.init();
+  safety.init({ showError, announce });
   places.init({
     here: () => mapView.here(),
     showError,

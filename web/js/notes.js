@@ -4,6 +4,7 @@
 import * as api from './api.js';
 import * as store from './store.js';
 import * as dialogs from './dialogs.js';
+import * as safety from './safety.js';
 import { $, el } from './dom.js';
 import { coords, distanceHint, fullTime, timeAgo, truncate } from './format.js';
 import { distanceMetres, nearParam } from './geo.js';
@@ -83,6 +84,8 @@ export function popupFor(note) {
     edit.addEventListener('click', () => openEdit(store.get(note.id) ?? note));
     remove.addEventListener('click', () => askDelete(store.get(note.id) ?? note));
     box.append(el('div', { className: 'note-actions' }, edit, remove));
+  } else {
+    box.append(safety.actionsFor(note));
   }
   return box;
 }
