@@ -63,6 +63,12 @@ OPS = [
     ("create", "create.lua", ["create"], "create a note"),
     ("login", "login.lua", [], "login (scrypt N=2^17)"),
 ]
+# BENCH_BLOCKS=50: instead of the runs above, the reads a block must filter, for benchseed
+# with that many blocks of the busiest authors against none, alternating (issue 34: within
+# 1.2 x).
+BLOCKS = int(E.get("BENCH_BLOCKS", "0"))
+BLOCK_OPS = ("nearest", "search", "viewport", "clusters")
+BLOCK_ROUNDS = int(E.get("BENCH_BLOCK_ROUNDS", "2"))
 # The same answers as plainly as SQL gives them (bench/plain/): the reads' floor.
 PLAIN = {"nearest", "search", "viewport", "clusters", "get"}
 
@@ -412,6 +418,71 @@ def plain_check(token, ids, note_id):
     return checks
 
 
+def block_runs(token, extra_env):
+    """Each read with no blocks and with BLOCKS of the busiest authors blocked, alternating
+    BLOCK_ROUNDS times per concurrency, so the machine's drift falls on both alike."""
+    authors = psql(f"""SELECT string_agg(username, ',') FROM (
+        SELECT u.username FROM users u JOIN tenants t ON t.id = u.tenant_id
+        WHERE t.slug = 'bench' AND u.username <> 'benchseed'
+        ORDER BY (SELECT count(*) FROM notes n WHERE n.tenant_id = u.tenant_id AND n.user_id = u.id) DESC, u.id
+        LIMIT {BLOCKS}) s""").split(",")
+    auth = {"Authorization": "Bearer " + token}
+
+    def set_blocks(on):
+        for name in authors:
+            status, body = http("PUT" if on else "DELETE", f"{SERVICE_URL}/v1/me/blocks/{name}", None, auth)
+            assert status == 204, (status, body)
+
+    rows = []
+    only = [name for name in E.get("BENCH_ONLY", "").split(",") if name]
+    for op, script, _, description in OPS:
+        if op not in BLOCK_OPS or (only and op not in only):
+            continue
+        log(f"== {op}: warm-up {WARMUP}s")
+        wrk(op, script, CONNS[0], WARMUP, token, extra_env)
+        for conns in CONNS:
+            runs = {False: [], True: []}
+            for _ in range(BLOCK_ROUNDS):
+                for blocked in (False, True):
+                    set_blocks(blocked)
+                    before = snapshot()
+                    result = wrk(op, script, conns, DURATION, token, extra_env)
+                    cpu = delta(before, snapshot())
+                    if result:
+                        # Ticks of CPU per request, in milliseconds.
+                        result["service_cpu_ms"] = 1000 * cpu["service"] / TICK / max(1, result["requests"])
+                        result["pg_cpu_ms"] = 1000 * cpu["postgres"] / TICK / max(1, result["requests"])
+                    runs[blocked].append(result)
+                    log(json.dumps({"op": op, "conns": conns, "blocks": BLOCKS if blocked else 0, "result": result}))
+            set_blocks(False)
+            rows.append({"op": op, "description": description, "conns": conns, "none": runs[False], "blocked": runs[True]})
+    return authors, rows
+
+
+def render_blocks(r):
+    out = []
+    w = out.append
+    w(f"# Blocks ({r['mode']}): {BLOCKS} blocks against none, {r['started']}\n")
+    w(f"benchseed blocked the {BLOCKS} busiest authors of the tenant (their notes: {r['blocked_notes']} of "
+      f"{E['BENCH_NOTES']}), and unblocked them, {BLOCK_ROUNDS} times per concurrency, each run {DURATION} s; "
+      "the figures are the means of the rounds. Ratios are blocked ÷ none (req/s: above 0.83 is within 1.2 x; "
+      "latency and CPU per request: below 1.2).\n")
+    w("| read | conns | req/s none | req/s blocked | ratio | p50 ms none / blocked | p99 ms none / blocked | "
+      "PostgreSQL CPU ms/req none / blocked | service CPU ms/req none / blocked |")
+    w("|---|---:|---:|---:|---:|---|---|---|---|")
+    for row in r["block_rows"]:
+        def m(runs, key):
+            values = [x[key] for x in runs if x and x.get(key) is not None]
+            return sum(values) / len(values) if values else None
+        none_rps, blocked_rps = m(row["none"], "rps"), m(row["blocked"], "rps")
+        ratio = blocked_rps / none_rps if none_rps and blocked_rps else None
+        pair = lambda key, digits=2: f"{fmt(m(row['none'], key), digits)} / {fmt(m(row['blocked'], key), digits)}"
+        w(f"| {row['description']} | {row['conns']} | {fmt(none_rps)} | {fmt(blocked_rps)} | {fmt(ratio, 2)} | "
+          f"{pair('p50_ms')} | {pair('p99_ms')} | {pair('pg_cpu_ms', 3)} | {pair('service_cpu_ms', 3)} |")
+    w("")
+    return "\n".join(out)
+
+
 def mean_of(values):
     return statistics.mean(values) if values else None
 
@@ -450,6 +521,21 @@ def main():
     if PEER_URL:
         log("== the peer's answers against ours")
         results["peer_check"] = peer_check(token)
+    if BLOCKS:
+        authors, results["block_rows"] = block_runs(token, extra_env)
+        results["blocked_notes"] = psql(
+            "SELECT count(*) FROM notes n JOIN users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id "
+            f"WHERE u.username IN ({','.join(chr(39) + a + chr(39) for a in authors)})")
+        results["finished"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        report = render_blocks(results)
+        path = os.path.join(BENCH, "results", f"{datetime.now(timezone.utc).strftime('%Y-%m-%d')}-{MODE}-blocks.md")
+        with open(path, "w") as f:
+            f.write(report)
+        with open(path[:-3] + ".json", "w") as f:
+            json.dump(results, f, indent=1, default=str)
+        print(report)
+        log(f"written to {os.path.relpath(path, ROOT)}")
+        return
     # BENCH_ONLY=nearest,create runs just those operations (for trying a change).
     only = [name for name in E.get("BENCH_ONLY", "").split(",") if name]
     for op, script, pg_scripts, description in OPS:

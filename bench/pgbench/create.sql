@@ -22,7 +22,7 @@ SELECT t.slug, u.id, u.username, s.id
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xe0f54ccdb93a0cd299e25e57ce159be5fe8558bd77793826ae0483b72c310499'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x88d6a8b1212b6c67ceace4e0df6b82a9d95d6df2f0c121ba5b311beb3c591c90'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
@@ -34,10 +34,13 @@ BEGIN;
 SELECT set_config('statement_timeout', '5000', true);
 SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
-INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id)
+SELECT t.filter_action, t.filter_words, NOT t.terms_required OR u.terms_version IS NOT DISTINCT FROM t.terms_version
+	FROM tenants t, users u
+	WHERE t.id = (1) AND u.tenant_id = (1) AND u.id = (1);
+INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id, moderation)
 	VALUES ((1), (1), 'benchmark note: coffee by the harbour 1',
 	        ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography,
-	        'public', NULL)
+	        'public', NULL, NULL)
 	RETURNING id, body, ST_Y(location::geometry), ST_X(location::geometry), user_id, 'benchseed'::text,
-	visibility, place_id, created_at, updated_at;
+	visibility, place_id, created_at, updated_at, moderation;
 COMMIT;

@@ -22,7 +22,7 @@ SELECT t.slug, u.id, u.username, s.id
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xe0f54ccdb93a0cd299e25e57ce159be5fe8558bd77793826ae0483b72c310499'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x88d6a8b1212b6c67ceace4e0df6b82a9d95d6df2f0c121ba5b311beb3c591c90'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
@@ -34,13 +34,56 @@ BEGIN;
 SELECT set_config('statement_timeout', '5000', true);
 SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
-SELECT tenant_functions_delegated();
 COMMIT;
 BEGIN;
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
 SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
-SELECT * FROM notes_nearest((1), (1), :lng::float8, :lat::float8,
-	    (10000)::float8, (50)::int, NULL::float8, NULL::int8);
+WITH sphere_nearest AS (
+	    SELECT ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
+	    FROM tenant_notes n
+	    WHERE n.tenant_id = (1)
+	  AND (n.visibility = 'public' OR n.user_id = (1))
+	  AND (n.moderation IS NULL OR n.user_id = (1))
+	  AND n.user_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
+	 UNION ALL
+	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
+	 UNION ALL
+	 SELECT r.target_id FROM reports r
+	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
+	 UNION ALL
+	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))
+	  AND n.id NOT IN (SELECT r.target_id FROM reports r
+	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'note')
+	  AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (10000))
+	    ORDER BY n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography
+	    LIMIT (51)
+	),
+	page AS (
+	    SELECT n.*, ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
+	    FROM tenant_notes n
+	    WHERE n.tenant_id = (1)
+	  AND (n.visibility = 'public' OR n.user_id = (1))
+	  AND (n.moderation IS NULL OR n.user_id = (1))
+	  AND n.user_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
+	 UNION ALL
+	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
+	 UNION ALL
+	 SELECT r.target_id FROM reports r
+	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
+	 UNION ALL
+	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))
+	  AND n.id NOT IN (SELECT r.target_id FROM reports r
+	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'note')
+	  AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (10000))
+	      AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (SELECT max(distance) + 0.001 FROM sphere_nearest))
+	    ORDER BY distance, n.id
+	    LIMIT (51)
+	)
+	SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
+	n.visibility, n.place_id, n.created_at, n.updated_at, n.moderation, n.distance
+	FROM page n
+	JOIN tenant_users u ON u.tenant_id = (1) AND u.id = n.user_id
+	ORDER BY n.distance, n.id;
 COMMIT;
