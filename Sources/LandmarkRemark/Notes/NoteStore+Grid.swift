@@ -2,9 +2,11 @@ import Postgres
 
 /// Clusters from the pre-aggregated grid (migration 0014): the cells the box touches, at
 /// the request's zoom, plus the deltas not folded yet and the caller's own private notes,
-/// less the public notes the grid counts that `Audience` hides from the caller (by users hidden
-/// from them, held for a moderator, reported by them: each found through an index of its own,
-/// and few), summed per cell in one statement (one snapshot, so exact at every moment).
+/// less the public notes in the box the grid counts that `Audience` hides from the caller (by
+/// users hidden from them, held for a moderator, reported by them: found through an index of
+/// their own and the box's), summed per cell in one statement (one snapshot, so exact at every
+/// moment). Without the box, 50 blocks of busy authors cost 7 times the grid's read
+/// (bench/results/2026-11-27-quick-blocks.md).
 extension NoteStore {
     /// The highest zoom the grid keeps; above it a screen holds few enough notes to group live.
     static let gridMaxZoom = 17
@@ -69,6 +71,7 @@ extension NoteStore {
                        -1, -n.id, -round(ST_Y(n.location::geometry) * 1e7)::int8, -round(ST_X(n.location::geometry) * 1e7)::int8
                 FROM notes n
                 WHERE n.tenant_id = \(tenantID) AND n.visibility = 'public' AND NOT n.author_disabled
+                  AND \(clusters.bbox.condition(location: "n.location::geometry"))
                   AND (n.user_id = ANY (ARRAY\(Audience.hiddenUsers(tenantID: tenantID, viewerID: viewerID)))
                        OR n.moderation IS NOT NULL
                        OR n.id = ANY (ARRAY(\(Audience.reported("note", tenantID: tenantID, viewerID: viewerID)))))
