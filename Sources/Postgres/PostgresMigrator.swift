@@ -109,7 +109,14 @@ public struct PostgresMigrator: Sendable {
                 if citus && nodeLocal.contains(migration.name) {
                     try await connection.execute(unsafeSQL: "SET LOCAL citus.enable_ddl_propagation = off")
                 }
-                try await connection.execute(script: migration.sql, at: PostgresCallSite(fileID: #fileID, line: #line))
+                // On Citus, DDL on the shards one after another: a migration that changes a
+                // distributed table and then distributes a new one (admin.distribute_new_table)
+                // must not have run a parallel command first, which Citus then refuses.
+                if citus { try await connection.execute(unsafeSQL: "SET LOCAL citus.multi_shard_modify_mode = 'sequential'") }
+                // Statement by statement (`SQLScript`), in the migration's one transaction.
+                for statement in SQLScript.statements(migration.sql) {
+                    try await connection.execute(script: statement, at: PostgresCallSite(fileID: #fileID, line: #line))
+                }
                 try await connection.query("""
                     INSERT INTO schema_migrations (name, checksum)
                     VALUES (\(migration.name), encode(sha256(convert_to(\(migration.sql), 'UTF8')), 'hex'))

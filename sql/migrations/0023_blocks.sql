@@ -25,11 +25,11 @@ CREATE TABLE blocks (
     CONSTRAINT blocks_not_self CHECK (blocker_id <> blocked_id)
 );
 SELECT admin.distribute_new_table('blocks');
-ALTER TABLE blocks
-    ADD FOREIGN KEY (tenant_id) REFERENCES tenants (id),
-    -- Deleting either account removes the block.
-    ADD FOREIGN KEY (tenant_id, blocker_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE,
-    ADD FOREIGN KEY (tenant_id, blocked_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE;
+-- One constraint per statement: Citus takes no other subcommand beside an ADD CONSTRAINT.
+ALTER TABLE blocks ADD FOREIGN KEY (tenant_id) REFERENCES tenants (id);
+-- Deleting either account removes the block.
+ALTER TABLE blocks ADD FOREIGN KEY (tenant_id, blocker_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE;
+ALTER TABLE blocks ADD FOREIGN KEY (tenant_id, blocked_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE;
 -- Who blocked the viewer; and the viewer's own list, newest first (GET /v1/me/blocks).
 CREATE INDEX blocks_blocked ON blocks (tenant_id, blocked_id, blocker_id);
 CREATE INDEX blocks_newest ON blocks (tenant_id, blocker_id, created_at DESC, blocked_id DESC);

@@ -3,17 +3,19 @@
 -- use before posting. GET /v1/tenant publishes a tenant's facts to its apps without a
 -- sign-in; with terms_required, a user must accept the current terms_version
 -- (POST /v1/me/terms) before writing notes or places (403 terms_not_accepted).
-ALTER TABLE tenants
-    ADD COLUMN terms_url text CONSTRAINT tenants_terms_url CHECK (char_length(terms_url) <= 2000),
-    ADD COLUMN terms_version text CONSTRAINT tenants_terms_version CHECK (char_length(terms_version) BETWEEN 1 AND 100),
-    ADD COLUMN terms_required boolean NOT NULL DEFAULT false,
-    ADD COLUMN contact_url text CONSTRAINT tenants_contact_url CHECK (char_length(contact_url) <= 2000),
-    ADD COLUMN contact_email text CONSTRAINT tenants_contact_email CHECK (char_length(contact_email) BETWEEN 3 AND 254),
-    -- Terms cannot be required without a version to accept.
-    ADD CONSTRAINT tenants_terms_required CHECK (NOT terms_required OR terms_version IS NOT NULL);
+-- One subcommand per statement: Citus takes no other beside an ADD CONSTRAINT (tenants is a
+-- reference table there).
+ALTER TABLE tenants ADD COLUMN terms_url text CONSTRAINT tenants_terms_url CHECK (char_length(terms_url) <= 2000);
+ALTER TABLE tenants ADD COLUMN terms_version text CONSTRAINT tenants_terms_version CHECK (char_length(terms_version) BETWEEN 1 AND 100);
+ALTER TABLE tenants ADD COLUMN terms_required boolean NOT NULL DEFAULT false;
+ALTER TABLE tenants ADD COLUMN contact_url text CONSTRAINT tenants_contact_url CHECK (char_length(contact_url) <= 2000);
+ALTER TABLE tenants ADD COLUMN contact_email text CONSTRAINT tenants_contact_email CHECK (char_length(contact_email) BETWEEN 3 AND 254);
+-- Terms cannot be required without a version to accept.
+ALTER TABLE tenants ADD CONSTRAINT tenants_terms_required CHECK (NOT terms_required OR terms_version IS NOT NULL);
 
 -- The version of the tenant's terms the user accepted, and when.
-ALTER TABLE users ADD COLUMN terms_version text, ADD COLUMN terms_accepted_at timestamptz;
+ALTER TABLE users ADD COLUMN terms_version text;
+ALTER TABLE users ADD COLUMN terms_accepted_at timestamptz;
 
 -- admin.set_tenant_setting (0012) with the safety kit's settings (0024 to 0027), by kind,
 -- so that a later setting is a name in a list rather than another copy of the function.
