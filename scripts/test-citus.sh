@@ -55,6 +55,8 @@ fi
 # Then the integration checks (nginx, two replicas, shutdown, backup and restore, the README's
 # walkthrough), each database of theirs made on every node and distributed after migrate.
 if [ $# -eq 0 ]; then LR_INTEGRATION_CITUS=$CLUSTER scripts/test-integration.sh; fi
+# Then, once, an upgrade of a distributed deployment: migrations on a distributed schema.
+if [ $# -eq 0 ]; then scripts/integration/citus-upgrade-check.sh "$CLUSTER" .build/debug/landmark-remark; fi
 # Then, once, the operations guide's "adding a worker": a third worker joins and the shards
 # rebalance onto it while the service takes writes (not when only some tests were asked for).
 if [ $# -eq 0 ]; then python3 scripts/integration/citus-rebalance-check.py "$CLUSTER" .build/debug/landmark-remark; fi
