@@ -44,11 +44,8 @@ extension NoteStore {
     /// On Citus a text search with no other filter runs on the tenant's worker, as a function
     /// whose body is this statement (`WorkerReads`).
     static func newestStatement(_ list: NoteList, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
-        let (filters, limit, cursor) = (list.filters, list.limit, list.cursor)
-        var keyset: PostgresQuery = ""
-        if case .newest(let micros, let id)? = cursor?.key {
-            keyset = "\n  AND (n.created_at, n.id) < (timestamptz 'epoch' + \(micros) * interval '1 microsecond', \(id))"
-        }
+        let (filters, limit) = (list.filters, list.limit)
+        let keyset: PostgresQuery = list.page.timeKeyset("n.created_at", "n.id").map { "\n  AND \($0)" } ?? ""
         let condition = Self.condition(filters, tenantID: tenantID, viewerID: viewerID)
         guard filters.walksNewestFirst else {
             return """

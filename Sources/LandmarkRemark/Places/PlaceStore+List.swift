@@ -32,11 +32,8 @@ extension PlaceStore {
     /// `places_newest` index (migration 0007): the page is read in order, and the
     /// per-place note count runs for the returned rows only.
     private static func newestStatement(_ list: PlaceList, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
-        let (limit, cursor) = (list.limit, list.cursor)
-        var keyset: PostgresQuery = ""
-        if case .newest(let micros, let id)? = cursor?.key {
-            keyset = "\n  AND (p.created_at, p.id) < (timestamptz 'epoch' + \(micros) * interval '1 microsecond', \(id))"
-        }
+        let limit = list.limit
+        let keyset: PostgresQuery = list.page.timeKeyset("p.created_at", "p.id").map { "\n  AND \($0)" } ?? ""
         return """
             SELECT \(Self.placeColumns(viewer: viewerID, tenantID: tenantID)), (extract(epoch FROM p.created_at) * 1000000)::bigint
             FROM tenant_places p

@@ -46,10 +46,7 @@ struct BlockStore: Sendable {
 
     /// The users `blockerID` blocked, newest block first, in pages keyed on `(created_at, id)`.
     func page(_ page: PageRequest, tenantID: Int64, blockerID: Int64, on reads: some PostgresQuerying) async throws -> BlockPage {
-        var keyset: PostgresQuery = ""
-        if case .newest(let micros, let id)? = page.cursor?.key {
-            keyset = "\n  AND (b.created_at, b.blocked_id) < (timestamptz 'epoch' + \(micros) * interval '1 microsecond', \(id))"
-        }
+        let keyset: PostgresQuery = page.timeKeyset("b.created_at", "b.blocked_id").map { "\n  AND \($0)" } ?? ""
         let rows = try await reads.query("""
             SELECT b.blocked_id, u.username, (extract(epoch FROM b.created_at) * 1000000)::bigint
             FROM (

@@ -139,10 +139,7 @@ struct ReportStore: Sendable {
 
     /// The reporter's reports, newest first, in pages keyed on `(created_at, id)`.
     func page(_ page: PageRequest, tenantID: Int64, reporterID: Int64, on reads: some PostgresQuerying) async throws -> ReportPage {
-        var keyset: PostgresQuery = ""
-        if case .newest(let micros, let id)? = page.cursor?.key {
-            keyset = "\n  AND (r.created_at, r.id) < (timestamptz 'epoch' + \(micros) * interval '1 microsecond', \(id))"
-        }
+        let keyset: PostgresQuery = page.timeKeyset("r.created_at", "r.id").map { "\n  AND \($0)" } ?? ""
         let rows = try await reads.query("""
             SELECT \(Self.reportColumns), (extract(epoch FROM r.created_at) * 1000000)::bigint
             FROM reports r

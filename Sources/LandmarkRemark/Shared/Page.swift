@@ -48,3 +48,16 @@ struct PageRequest: Sendable {
         return Page(items: items, nextCursor: next)
     }
 }
+
+extension PageRequest {
+    /// The keyset past the cursor of a list ordered by `(time, id)`, newest first (`<`) or,
+    /// `oldestFirst`, oldest first (`>`): a row comparison an index on those columns starts its
+    /// scan from, so a deep page costs what the first does. Nil on the first page.
+    func timeKeyset(_ time: StaticString, _ id: StaticString, oldestFirst: Bool = false) -> PostgresQuery? {
+        guard case .newest(let micros, let lastID)? = cursor?.key else { return nil }
+        let after: PostgresQuery = "(timestamptz 'epoch' + \(micros) * interval '1 microsecond', \(lastID))"
+        return oldestFirst
+            ? "(\(unsafeSQL: time), \(unsafeSQL: id)) > \(after)"
+            : "(\(unsafeSQL: time), \(unsafeSQL: id)) < \(after)"
+    }
+}
