@@ -111,7 +111,7 @@ start() {
         # The test suites run at once, each application with its own pool (and owner pools
         # beside): 230 tests went past 200 connections, so there is room for twice that.
         (cd / && as_postgres "$(pg_bin pg_ctl)" -D "$DATA" -l "$LOG" -w -t 60 \
-            -o "-p $(port) -k $SOCKET -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=${LR_PG_FSYNC:-on} ${LR_PG_OPTIONS:-}" start >/dev/null)
+            -o "-p $(port) -k $SOCKET -c listen_addresses=127.0.0.1 -c max_connections=1000 -c fsync=${LR_PG_FSYNC:-on} ${LR_PG_OPTIONS:-}" start >/dev/null)
     fi
     bootstrap
 }

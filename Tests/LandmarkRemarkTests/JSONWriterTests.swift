@@ -83,6 +83,11 @@ import Testing
         #expect(Timestamp.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
         #expect(Timestamp.format(Date(timeIntervalSince1970: 1_795_000_000.0079)) == "2026-11-18T11:06:40.007Z")
         #expect(Timestamp.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
+        // A whole millisecond a hair under itself as a Double (…40.1229999), as a timestamptz of
+        // …40.123000 reads back: still .123, not .122 (a suspension's `until` came back a
+        // millisecond early).
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 1_795_000_000.123)) == "2026-11-18T11:06:40.123Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: -0.0005)) == "1969-12-31T23:59:59.999Z")
         #expect(Timestamp.format(Date(timeIntervalSince1970: 951_782_400.5)) == "2000-02-29T00:00:00.500Z")
     }
 

@@ -31,7 +31,7 @@ struct ModerationStore: Sendable {
 
     /// Every target with open reports, the longest waiting first, keyed on its first report.
     func queue(_ page: PageRequest, tenantID: Int64, on reads: some PostgresQuerying) async throws -> ModerationQueuePage {
-        let keyset: PostgresQuery = page.timeKeyset("l.created_at", "l.id").map { "\n  AND \($0)" } ?? ""
+        let keyset: PostgresQuery = page.timeKeyset("g.first_at", "g.first_id", oldestFirst: true).map { "WHERE \($0)" } ?? ""
         let rows = try await reads.query("""
             WITH targets AS (
                 SELECT r.target_type, r.target_id, count(*) AS reports, min(r.created_at) AS first_at, min(r.id) AS first_id,
@@ -190,7 +190,7 @@ struct ModerationStore: Sendable {
 
     /// The log, the newest first, keyed on `(created_at, id)`.
     func log(_ page: PageRequest, tenantID: Int64, on reads: some PostgresQuerying) async throws -> ModerationLogPage {
-        let keyset: PostgresQuery = page.timeKeyset("g.first_at", "g.first_id", oldestFirst: true).map { "WHERE \($0)" } ?? ""
+        let keyset: PostgresQuery = page.timeKeyset("l.created_at", "l.id").map { "\n  AND \($0)" } ?? ""
         let rows = try await reads.query("""
             SELECT \(Self.logColumns), (extract(epoch FROM l.created_at) * 1000000)::bigint
             FROM moderation_log l

@@ -22,7 +22,10 @@ enum Timestamp {
     /// all) and a byte-by-byte append were still a fifth of writing a note, two
     /// timestamps per note (bench/results/2026-11-23-nonblocking.md).
     static func write(_ date: Date, to bytes: inout [UInt8]) {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        // To the microsecond first (what PostgreSQL keeps), then down to the millisecond: a
+        // stored .123000 reads back as a Double a hair under it, which floored alone wrote .122.
+        let microseconds = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let milliseconds = microseconds >= 0 ? microseconds / 1000 : (microseconds - 999) / 1000
         let (days, millisOfDay) = floorDivision(milliseconds, 86_400_000)
         let (year, month, day) = civil(fromDays: days)
         let secondsOfDay = Int(millisOfDay / 1000)
