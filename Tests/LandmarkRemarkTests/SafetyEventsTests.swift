@@ -43,9 +43,11 @@ import Testing
             let (first, second, bystander) = (
                 try await client.signup("first_t", tenant: tenant), try await client.signup("second_t", tenant: tenant),
                 try await client.signup("bystander_t", tenant: tenant))
-            let note = try await client.createNote(author, "spam spam spam", lat: -33.86, lng: 151.21).id
+            // The stream first: one opened after the write starts where its replica's log reader
+            // is, which may be past the note's event already.
             let stream = try await bystander.stream(port: port)
             defer { stream.close() }
+            let note = try await client.createNote(author, "spam spam spam", lat: -33.86, lng: 151.21).id
             #expect(try await stream.events(count: 1).map(\.event) == ["note.created"])
             func clustered() async throws -> Int {
                 try await client.call(.get, "/v1/notes/clusters?bbox=150,-35,152,-33&zoom=3", token: bystander.accessToken)
@@ -72,12 +74,13 @@ import Testing
             try await ModerationTests.makeModerator(moderator)
             let author = try await client.signup("author_r2", tenant: tenant)
             let reporter = try await client.signup("reporter_r2", tenant: tenant)
-            let note = try await client.createNote(author, "remove me", lat: 0, lng: 0).id
-            #expect(try await client.report(reporter, "note", note).status == .created)
             let stream = try await author.stream(port: port)
             defer { stream.close() }
+            let note = try await client.createNote(author, "remove me", lat: 0, lng: 0).id
+            #expect(try await stream.events(count: 1).map(\.event) == ["note.created"])
+            #expect(try await client.report(reporter, "note", note).status == .created)
             #expect(try await ModerationTests.decide(client, moderator, "note", note, ["action": "remove"]).status == .ok)
-            let gone = try #require(try await stream.events(count: 1).first)
+            let gone = try #require(try await stream.events(count: 2).last)
             #expect(gone.event == "note.deleted")
             #expect(try await client.call(.get, "/v1/notes/\(note)", token: author.accessToken).status == .notFound)
             let theirs = try await client.call(.get, "/v1/me/reports", token: reporter.accessToken).decode(API.ReportPage.self)

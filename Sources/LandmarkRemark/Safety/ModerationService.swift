@@ -27,7 +27,7 @@ struct ModerationService: Sendable {
         let tenantID = identity.tenantID
         return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
             try await requireModerator(identity, on: connection)
-            guard let found = try await moderation.lockTarget(target, tenantID: tenantID, on: connection) else {
+            guard let found = try await target.type.lock(id: target.id, tenantID: tenantID, viewerID: nil, .update, on: connection) else {
                 throw SafetyError.targetNotFound(target.type)
             }
             switch decision.action {

@@ -14,19 +14,10 @@ struct ModerationStore: Sendable {
     /// The content's text, its author's id and name, and its hold, for a target `g` of type
     /// `g.target_type` and id `g.target_id`: one branch answers.
     private static func content(tenantID: Int64) -> PostgresQuery {
-        """
-        SELECT n.body AS content, n.user_id AS author_id, u.username AS author_name, n.moderation
-        FROM notes n JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
-        WHERE g.target_type = 'note' AND n.tenant_id = \(tenantID) AND n.id = g.target_id
-        UNION ALL
-        SELECT p.name, p.created_by, u.username, p.moderation
-        FROM places p LEFT JOIN users u ON u.tenant_id = \(tenantID) AND u.id = p.created_by
-        WHERE g.target_type = 'place' AND p.tenant_id = \(tenantID) AND p.id = g.target_id
-        UNION ALL
-        SELECT u.username, u.id, u.username, u.moderation
-        FROM users u
-        WHERE g.target_type = 'user' AND u.tenant_id = \(tenantID) AND u.id = g.target_id
-        """
+        let branches = ReportTargetType.allCases.map { type in
+            type.content(tenantID: tenantID, id: "g.target_id", when: "g.target_type = \(type.rawValue)")
+        }
+        return branches.dropFirst().reduce(branches[0]) { "\($0)\nUNION ALL\n\($1)" }
     }
 
     /// Every target with open reports, the longest waiting first, keyed on its first report.
@@ -78,59 +69,24 @@ struct ModerationStore: Sendable {
             .map(\.element)
     }
 
-    /// A target as a decision finds it, locked: its author's id and name, and its text.
-    struct Target: Sendable {
-        let authorID: Int64?
-        let authorName: String?
-        let content: String
-    }
-
-    func lockTarget(_ target: ReportTarget, tenantID: Int64, on connection: PostgresConnection) async throws -> Target? {
-        let statement: PostgresQuery = switch target.type {
-        case .note:
-            """
-            SELECT n.user_id, u.username, n.body FROM notes n JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
-            WHERE n.tenant_id = \(tenantID) AND n.id = \(target.id) FOR UPDATE OF n
-            """
-        case .place:
-            """
-            SELECT p.created_by, u.username, p.name FROM places p LEFT JOIN users u ON u.tenant_id = \(tenantID) AND u.id = p.created_by
-            WHERE p.tenant_id = \(tenantID) AND p.id = \(target.id) FOR UPDATE OF p
-            """
-        case .user:
-            "SELECT u.id, u.username, u.username FROM users u WHERE u.tenant_id = \(tenantID) AND u.id = \(target.id) FOR UPDATE OF u"
-        }
-        guard let row = try await connection.query(statement).first else { return nil }
-        return Target(
-            authorID: try row.decode(Int64?.self, column: 0), authorName: try row.decode(String?.self, column: 1),
-            content: try row.decode(String.self, column: 2))
-    }
-
-    private static func table(_ type: ReportTargetType) -> PostgresQuery {
-        switch type {
-        case .note: "notes"
-        case .place: "places"
-        case .user: "users"
-        }
-    }
-
     /// Shows a held target again.
     func release(_ target: ReportTarget, tenantID: Int64, on connection: PostgresConnection) async throws {
         try await connection.query("""
-            UPDATE \(Self.table(target.type)) SET moderation = NULL WHERE tenant_id = \(tenantID) AND id = \(target.id)
+            UPDATE \(target.type.table) SET moderation = NULL WHERE tenant_id = \(tenantID) AND id = \(target.id)
             """)
     }
 
     /// Deletes a note or a place for everyone (its events tell open streams).
     func remove(_ target: ReportTarget, tenantID: Int64, on connection: PostgresConnection) async throws {
-        try await connection.query("DELETE FROM \(Self.table(target.type)) WHERE tenant_id = \(tenantID) AND id = \(target.id)")
+        try await connection.query("DELETE FROM \(target.type.table) WHERE tenant_id = \(tenantID) AND id = \(target.id)")
     }
 
     /// Disables the account until `until` (nil: for good) and ends its sessions: its access
-    /// tokens fail from the next request, its streams at their next heartbeat.
+    /// tokens fail from the next request, its streams at their next heartbeat. `least` keeps
+    /// an earlier disabling's time (Citus refuses `now()` inside `coalesce`).
     func disable(userID: Int64, until: Date?, tenantID: Int64, on connection: PostgresConnection) async throws {
         try await connection.query("""
-            UPDATE users SET disabled_at = coalesce(disabled_at, now()), suspended_until = \(until), moderation = NULL
+            UPDATE users SET disabled_at = least(disabled_at, now()), suspended_until = \(until), moderation = NULL
             WHERE tenant_id = \(tenantID) AND id = \(userID)
             """)
         try await connection.query("""
@@ -175,7 +131,7 @@ struct ModerationStore: Sendable {
     }
 
     func logDecision(
-        _ decision: ModerationDecision, on target: ReportTarget, found: Target, moderator: Identity, on connection: PostgresConnection
+        _ decision: ModerationDecision, on target: ReportTarget, found: LockedTarget, moderator: Identity, on connection: PostgresConnection
     ) async throws -> ModerationLogEntry {
         let rows = try await connection.query("""
             INSERT INTO moderation_log AS l (tenant_id, kind, target_type, target_id, author_id, author_name, action,

@@ -22,21 +22,22 @@ struct ReportService: Sendable {
     func report(_ draft: ReportDraft, by identity: Identity, logger: Logger) async throws -> Filed {
         let (tenantID, reporterID) = (identity.tenantID, identity.userID)
         return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
-            let target = try await reports.lockTarget(draft.target, tenantID: tenantID, reporterID: reporterID, on: connection)
+            let target = try await draft.target.type.lock(
+                id: draft.target.id, tenantID: tenantID, viewerID: reporterID, .noKeyUpdate, on: connection)
             guard let target else { throw SafetyError.targetNotFound(draft.target.type) }
             // Before the visibility check: the report itself hid the target from its reporter.
             if let open = try await reports.openReport(of: draft.target, tenantID: tenantID, reporterID: reporterID, on: connection) {
                 return Filed(report: open, created: false)
             }
             guard target.visible else { throw SafetyError.targetNotFound(draft.target.type) }
-            guard target.owner != reporterID else { throw SafetyError.cannotReportOwnContent }
+            guard target.authorID != reporterID else { throw SafetyError.cannotReportOwnContent }
             for (limit, whose) in [(perUserPerHour, reporterID), (perTenantPerHour, nil)] {
                 if let wait = try await reports.secondsUntilUnder(limit, tenantID: tenantID, reporterID: whose, on: connection) {
                     throw SafetyError.tooManyReports(retryAfter: wait)
                 }
             }
             let report = try await reports.insert(draft, tenantID: tenantID, reporterID: reporterID, on: connection)
-            try await reports.log(report, tenantID: tenantID, on: connection)
+            try await reports.log(report, found: target, tenantID: tenantID, on: connection)
             if try await reports.holdIfReported(draft.target, tenantID: tenantID, on: connection) {
                 logger.info("held for a moderator", metadata: ["target": "\(draft.target.type.rawValue) \(draft.target.id)"])
             }

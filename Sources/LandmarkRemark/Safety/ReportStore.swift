@@ -2,45 +2,8 @@ import Foundation
 import Postgres
 
 /// The reports table (migration 0024) and the holding of a reported target, in the caller's
-/// tenant transaction. What a report hides is `Audience`'s, which every read composes.
+/// tenant transaction (the target itself: `ReportTargetSQL`). What a report hides is `Audience`'s, which every read composes.
 struct ReportStore: Sendable {
-    /// A target as the reporter finds it, locked so that reports of it are counted one at a time.
-    struct Target: Sendable {
-        /// Its author, creator or self; nil for a default place (the operator's).
-        let owner: Int64?
-        /// Whether the reporter may see it now.
-        let visible: Bool
-    }
-
-    /// Locks the target and says whose it is and whether `reporterID` sees it; nil when there
-    /// is no such target in the tenant.
-    func lockTarget(_ target: ReportTarget, tenantID: Int64, reporterID: Int64, on connection: PostgresConnection) async throws -> Target? {
-        let statement: PostgresQuery
-        switch target.type {
-        case .note:
-            statement = """
-                SELECT n.user_id, NOT n.author_disabled AND \(Audience.seesNote("n", tenantID: tenantID, viewerID: reporterID))
-                FROM notes n WHERE n.tenant_id = \(tenantID) AND n.id = \(target.id)
-                FOR NO KEY UPDATE OF n
-                """
-        case .place:
-            statement = """
-                SELECT p.created_by, \(Audience.seesPlace("p", tenantID: tenantID, viewerID: reporterID))
-                FROM places p WHERE p.tenant_id = \(tenantID) AND p.id = \(target.id)
-                FOR NO KEY UPDATE OF p
-                """
-        case .user:
-            statement = """
-                SELECT u.id, u.disabled_at IS NULL
-                             AND (u.id = \(reporterID) OR u.id NOT IN \(Audience.hiddenUsers(tenantID: tenantID, viewerID: reporterID)))
-                FROM users u WHERE u.tenant_id = \(tenantID) AND u.id = \(target.id)
-                FOR NO KEY UPDATE OF u
-                """
-        }
-        guard let row = try await connection.query(statement).first else { return nil }
-        return Target(owner: try row.decode(Int64?.self, column: 0), visible: try row.decode(Bool.self, column: 1))
-    }
-
     static let reportColumns: PostgresQuery = "r.id, r.target_type, r.target_id, r.reason, r.detail, r.state, r.created_at"
 
     static func report(from row: PostgresRow) throws -> Report {
@@ -89,28 +52,13 @@ struct ReportStore: Sendable {
         return try Self.report(from: rows[0])
     }
 
-    /// Writes the report to the moderators' log with the target's content and author as they
-    /// are now, and never the reporter.
-    func log(_ report: Report, tenantID: Int64, on connection: PostgresConnection) async throws {
-        let (type, id) = (report.target.type, report.target.id)
-        let content: PostgresQuery = switch type {
-        case .note:
-            """
-            SELECT n.body, n.user_id, u.username FROM notes n JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
-            WHERE n.tenant_id = \(tenantID) AND n.id = \(id)
-            """
-        case .place:
-            """
-            SELECT p.name, p.created_by, u.username FROM places p LEFT JOIN users u ON u.tenant_id = \(tenantID) AND u.id = p.created_by
-            WHERE p.tenant_id = \(tenantID) AND p.id = \(id)
-            """
-        case .user:
-            "SELECT u.username, u.id, u.username FROM users u WHERE u.tenant_id = \(tenantID) AND u.id = \(id)"
-        }
+    /// Writes the report to the moderators' log with the target's content and author as the
+    /// report found them, and never the reporter.
+    func log(_ report: Report, found: LockedTarget, tenantID: Int64, on connection: PostgresConnection) async throws {
         try await connection.query("""
             INSERT INTO moderation_log (tenant_id, kind, target_type, target_id, content, author_id, author_name, reason)
-            SELECT \(tenantID), 'report', \(type.rawValue), \(id), c.*, \(report.reason.rawValue)
-            FROM (\(content)) c
+            VALUES (\(tenantID), 'report', \(report.target.type.rawValue), \(report.target.id), \(found.content),
+                    \(found.authorID), \(found.authorName), \(report.reason.rawValue))
             """)
     }
 
@@ -121,13 +69,8 @@ struct ReportStore: Sendable {
         // distributed table reads none in the same statement.
         let threshold = try await connection.query("SELECT report_threshold FROM tenants WHERE id = \(tenantID)")[0]
             .decode(Int.self, column: 0)
-        let table: PostgresQuery = switch target.type {
-        case .note: "notes"
-        case .place: "places"
-        case .user: "users"
-        }
         let rows = try await connection.query("""
-            UPDATE \(table) SET moderation = 'pending'
+            UPDATE \(target.type.table) SET moderation = 'pending'
             WHERE tenant_id = \(tenantID) AND id = \(target.id) AND moderation IS NULL
               AND (SELECT count(*) FROM reports r
                    WHERE r.tenant_id = \(tenantID) AND r.target_type = \(target.type.rawValue)
