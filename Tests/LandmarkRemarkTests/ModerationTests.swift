@@ -39,6 +39,12 @@ import Testing
             }
             // A moderator of another tenant: nothing of this one's, whichever way it asks.
             #expect(try await Self.decide(client, theirModerator, "note", note, ["action": "remove"]).code == "not_found")
+            // `GET /v1/me` says who moderates, for the app's menu.
+            func moderates(_ account: Account) async throws -> Bool {
+                try await client.call(.get, "/v1/me", token: account.accessToken).decode(API.Me.self).moderator
+            }
+            #expect(try await moderates(theirModerator))
+            #expect(try await !moderates(user))
             #expect(try await Self.queue(client, theirModerator).items.isEmpty)
             let crossing = try await client.call(
                 .get, "/v1/moderation/reports", token: theirModerator.accessToken, tenant: tenant)
@@ -47,6 +53,7 @@ import Testing
             // The role withdrawn: forbidden again.
             _ = try await TestEnvironment.ownerScalar("SELECT admin.set_moderator(\(other), 'MOD_ELSEWHERE', false)", as: Bool.self)
             #expect(try await client.call(.get, "/v1/moderation/reports", token: theirModerator.accessToken).code == "forbidden")
+            #expect(try await !moderates(theirModerator))
         }
     }
 

@@ -21,8 +21,8 @@ import Testing
 
     /// What the clusters of `box` at `zoom` must be for `viewer`, counted from the notes:
     /// the public notes of accounts not disabled and the viewer's own private ones, in the
-    /// grid cells the box touches.
-    static func expected(tenant: String, viewer: Int64, zoom: Int, box: BoundingBox) async throws -> [Cell] {
+    /// grid cells the box touches; none by the `hidden` authors (blocked, blocking).
+    static func expected(tenant: String, viewer: Int64, hidden: [Int64] = [], zoom: Int, box: BoundingBox) async throws -> [Cell] {
         let size = NoteClusters.cellsPerTile << zoom
         let ranges = NoteStore.CellRanges(box, gridSize: size)
         let rows = try await TestEnvironment.withOwnerPool { pool in
@@ -32,7 +32,7 @@ import Testing
                 FROM (SELECT n.id, ST_Y(n.location::geometry) AS lat, ST_X(n.location::geometry) AS lng
                       FROM notes n JOIN users u ON u.tenant_id = n.tenant_id AND u.id = n.user_id
                       JOIN tenants t ON t.id = n.tenant_id
-                      WHERE t.slug = \(tenant)
+                      WHERE t.slug = \(tenant) AND NOT (n.user_id = ANY (\(hidden)))
                         AND ((n.visibility = 'public' AND u.disabled_at IS NULL)
                              OR (n.user_id = \(viewer) AND n.visibility = 'private'))) visible
                 GROUP BY 1, 2
@@ -83,12 +83,13 @@ import Testing
         return true
     }
 
-    /// Every cell of a tenant at every zoom, as text.
-    static func cells(tenant: String) async throws -> String {
-        try await TestEnvironment.ownerScalar("""
-            SELECT coalesce(string_agg(format('%s/%s/%s:%s,%s,%s,%s', c.zoom, c.x, c.y, c.count, c.sum_id, c.sum_lat7, c.sum_lng7),
-                                       ';' ORDER BY c.zoom, c.x, c.y), '')
-            FROM note_grid_cells c JOIN tenants t ON t.id = c.tenant_id WHERE t.slug = \(tenant)
+    /// Every cell of a tenant at every zoom (or, `perAuthor`, of the author grid), as text.
+    static func cells(tenant: String, perAuthor: Bool = false) async throws -> String {
+        let (author, table): (PostgresQuery, PostgresQuery) = perAuthor ? ("c.user_id", "author_grid_cells") : ("0", "note_grid_cells")
+        return try await TestEnvironment.ownerScalar("""
+            SELECT coalesce(string_agg(format('%s/%s/%s/%s:%s,%s,%s,%s', \(author), c.zoom, c.x, c.y, c.count, c.sum_id, c.sum_lat7, c.sum_lng7),
+                                       ';' ORDER BY \(author), c.zoom, c.x, c.y), '')
+            FROM \(table) c JOIN tenants t ON t.id = c.tenant_id WHERE t.slug = \(tenant)
             """, as: String.self)
     }
 
@@ -119,16 +120,18 @@ import Testing
         return (try await rebuild.value, waited)
     }
 
-    static func compare(_ client: some TestClientProtocol, tenant: String, viewer: API.Me, token: String, stage: String) async throws {
+    static func compare(
+        _ client: some TestClientProtocol, tenant: String, viewer: API.Me, hidden: [Int64] = [], token: String, stage: String
+    ) async throws {
         let boxes = ["-10,35,30,60", "170,-50,-170,-30", "-1,50,1,52", "-180,-85,180,85"]
         for box in boxes {
             for zoom in [0, 2, 4, 6, 9, 12, 15, 17] {
                 let parsed = try #require(BoundingBox(parameter: box))
                 guard NoteClusters.cellCount(parsed, gridSize: NoteClusters.cellsPerTile << zoom) <= Double(NoteClusters.maximumCells) else { continue }
-                let want = try await expected(tenant: tenant, viewer: Int64(viewer.id)!, zoom: zoom, box: parsed)
+                let want = try await expected(tenant: tenant, viewer: Int64(viewer.id)!, hidden: hidden, zoom: zoom, box: parsed)
                 let got = try await served(client, token: token, zoom: zoom, box: box)
                 #expect(got.map(\.count) == want.map(\.count) && got.map(\.noteID) == want.map(\.noteID),
-                        "\(stage) \(box) z\(zoom): served \(got.prefix(8)) expected \(want.prefix(8))")
+                        "\(stage) \(viewer.username) \(box) z\(zoom): served \(got.prefix(8)) expected \(want.prefix(8))")
                 for (a, b) in zip(got, want) where a.count == b.count && a.noteID == b.noteID {
                     #expect(abs(a.lat - b.lat) < 1e-6 && abs(a.lng - b.lng) < 1e-6, "\(stage) \(box) z\(zoom): \(a) vs \(b)")
                 }
@@ -157,6 +160,18 @@ import Testing
             }
             let me = try await client.call(.get, "/v1/me", token: viewer.accessToken).decode(API.Me.self)
             try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "all unfolded")
+            // A second viewer blocks writer_a while every delta waits (0029: writer_a's share
+            // on the author grid is their notes less those deltas), and later writer_b, half
+            // folded, after more writes. Both grids must still give exactly what each sees.
+            let blocker = try await client.signup("blocker", tenant: tenant)
+            let blockerMe = try await client.call(.get, "/v1/me", token: blocker.accessToken).decode(API.Me.self)
+            #expect(try await client.call(.put, "/v1/me/blocks/writer_a", token: blocker.accessToken).status == .noContent)
+            var hidden = [Int64(writers[1].userID)!]
+            func compareBoth(_ stage: String) async throws {
+                try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: stage)
+                try await Self.compare(client, tenant: tenant, viewer: blockerMe, hidden: hidden, token: blocker.accessToken, stage: stage)
+            }
+            try await compareBoth("all unfolded, blocked")
 
             // Half folded, then more writes: visibility both ways, moves, deletes, a disabled account.
             _ = try await TestEnvironment.withOwnerPool { try await $0.query("SELECT fold_note_grid(300)") }
@@ -175,20 +190,23 @@ import Testing
             for (index, id) in ids.enumerated() where index % 6 == 2 {
                 _ = try await client.call(.delete, "/v1/notes/\(id)", token: writers[index % writers.count].accessToken)
             }
+            #expect(try await client.call(.put, "/v1/me/blocks/writer_b", token: blocker.accessToken).status == .noContent)
+            hidden.append(Int64(writers[2].userID)!)
             try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_user_disabled(\(tenant), 'writer_b', true)") }
-            try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "half folded")
+            try await compareBoth("half folded")
 
             // Everything folded: the cells alone hold the truth, at every zoom the grid keeps.
             // By the service's own folder, on the service's role (it once bound a bigint that no function took).
             #expect(try await Self.foldAsTheService(tenant: tenant), "the folder folded this tenant's deltas")
-            try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "all folded")
+            try await compareBoth("all folded")
+            #expect(try await !Self.cells(tenant: tenant, perAuthor: true).isEmpty, "the hidden authors' notes are on the author grid")
             #expect(try await TestEnvironment.ownerScalar("""
                 SELECT count(*) FROM note_grid_cells c JOIN tenants t ON t.id = c.tenant_id WHERE t.slug = \(tenant) AND c.count = 0
                 """, as: Int.self) == 0, "no empty cells are kept")
 
             // The account back: its notes return, through deltas again.
             try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_user_disabled(\(tenant), 'writer_b', false)") }
-            try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "re-enabled")
+            try await compareBoth("re-enabled")
 
             // Accounts deleted take their notes along: one by its owner, one disabled first.
             let gone = try await client.call(.delete, "/v1/me", json: ["password": writers[1].password], token: writers[1].accessToken)
@@ -199,7 +217,11 @@ import Testing
                     DELETE FROM users WHERE username = 'writer_b' AND tenant_id = (SELECT id FROM tenants WHERE slug = \(tenant))
                     """)
             }
-            try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "accounts deleted")
+            try await compareBoth("accounts deleted")
+            // The hidden authors' cells went with their accounts; one more, for the rebuild below.
+            #expect(try await Self.cells(tenant: tenant, perAuthor: true).isEmpty)
+            #expect(try await client.call(.put, "/v1/me/blocks/viewer", token: blocker.accessToken).status == .noContent)
+            hidden.append(Int64(viewer.userID)!)
             // The operators' entry point this time; every delta folded, since the rebuild below is
             // compared with the cells alone.
             let foldedByOperator = try await TestEnvironment.withOwnerPool { pool in
@@ -208,7 +230,7 @@ import Testing
                 }
             }
             #expect(foldedByOperator, "fold_note_grid() folded this tenant's deltas")
-            try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "deleted, folded")
+            try await compareBoth("deleted, folded")
             #expect(try await TestEnvironment.ownerScalar("""
                 SELECT count(*) FROM note_grid_cells c JOIN tenants t ON t.id = c.tenant_id WHERE t.slug = \(tenant) AND c.count < 0
                 """, as: Int.self) == 0, "no cell below zero")
@@ -216,11 +238,14 @@ import Testing
             // The operator's rebuild (migration 0015) counts the same cells from the notes,
             // and waits for a folder in flight rather than skipping the count.
             let folded = try await Self.cells(tenant: tenant)
+            let foldedAuthors = try await Self.cells(tenant: tenant, perAuthor: true)
+            #expect(!foldedAuthors.isEmpty, "the viewer's notes are on the author grid")
             let (rebuilt, waited) = try await Self.rebuildWhileAFolderHoldsTheLock()
             #expect(waited, "the rebuild waited for the folders' lock")
             #expect(rebuilt > 0)
             #expect(try await Self.cells(tenant: tenant) == folded, "the rebuilt cells are the folded ones")
-            try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: "rebuilt")
+            #expect(try await Self.cells(tenant: tenant, perAuthor: true) == foldedAuthors, "and the authors' too")
+            try await compareBoth("rebuilt")
         }
     }
 }

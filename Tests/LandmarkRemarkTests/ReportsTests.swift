@@ -122,6 +122,11 @@ extension TestClientProtocol {
             #expect(try await !client.sees(note: note, as: bystander))
             #expect(try await client.sees(note: note, as: troll))
             #expect(try await profile(troll) == .ok)
+            // The held account is told, so its app can say why no one sees it.
+            let held = try await client.call(.get, "/v1/me", token: troll.accessToken).decode(API.Me.self)
+            #expect(held.moderation == "pending")
+            let other = try await client.call(.get, "/v1/me", token: first.accessToken).decode(API.Me.self)
+            #expect(other.moderation == nil)
         }
     }
 

@@ -89,4 +89,37 @@ import Testing
             #expect(try await ModerationTests.decide(client, moderator, "note", note, ["action": "remove"]).code == "not_found")
         }
     }
+
+    /// A place held at the threshold leaves everyone else's stream as a deletion (its creator
+    /// keeps it), and comes back to them as new when a moderator dismisses the reports.
+    @Test func aHeldPlaceLeavesOtherStreamsAndComesBackWhenReleased() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await ReportsTests.setThreshold(2, tenant: tenant)
+        try await withLiveApp { client, port in
+            let moderator = try await client.signup("mod_hp", tenant: tenant)
+            try await ModerationTests.makeModerator(moderator)
+            let maker = try await client.signup("maker_hp", tenant: tenant)
+            let (first, second, bystander) = (
+                try await client.signup("first_hp", tenant: tenant), try await client.signup("second_hp", tenant: tenant),
+                try await client.signup("bystander_hp", tenant: tenant))
+            let watching = try await bystander.stream(port: port)
+            defer { watching.close() }
+            let making = try await maker.stream(port: port)
+            defer { making.close() }
+            let place = try await client.createPlace(maker, "Disputed lookout", lat: -33.86, lng: 151.21).id
+            #expect(try await watching.events(count: 1).map(\.event) == ["place.created"])
+            #expect(try await making.events(count: 1).map(\.event) == ["place.created"])
+            #expect(try await client.report(first, "place", place).status == .created)
+            #expect(try await client.report(second, "place", place).status == .created)
+            let gone = try #require(try await watching.events(count: 2).last)
+            #expect(gone.event == "place.deleted" && gone.data.contains(place))
+            // Its creator sees it held, not gone.
+            let held = try #require(try await making.events(count: 2).last)
+            #expect(held.event == "place.updated" && held.data.contains("\"pending\""))
+            #expect(try await ModerationTests.decide(client, moderator, "place", place, ["action": "dismiss"]).status == .ok)
+            let back = try #require(try await watching.events(count: 3).last)
+            #expect(back.event == "place.created" && back.data.contains(place))
+            #expect(try await making.events(count: 3).last?.event == "place.updated")
+        }
+    }
 }

@@ -115,6 +115,11 @@ struct LoginRequest: Sendable, Equatable {
 }
 
 struct Me: JSONResponse, Equatable {
+    /// `pending` while the account is held for a moderator (reported as a user by as many users as the tenant's threshold): until a decision, no one else sees it, its profile or its notes. Null otherwise.
+    enum Moderation: String, Sendable, Equatable, CaseIterable, JSONWritable {
+        case pending
+    }
+
     var id: Int64
     var username: String
     var email: String?
@@ -131,6 +136,9 @@ struct Me: JSONResponse, Equatable {
     var placeCount: Int
     /// The version of the tenant's terms the user accepted (`POST /v1/me/terms`); null if none.
     var termsVersion: String?
+    var moderation: Me.Moderation?
+    /// Whether the user moderates the tenant (`admin.set_moderator`): the `/v1/moderation` endpoints answer them.
+    var moderator: Bool
 
     func write(to json: inout JSONWriter) {
         json.object { json in
@@ -146,6 +154,10 @@ struct Me: JSONResponse, Equatable {
             json.quotedInteger(id)
             json.key("identities")
             json.array(identities)
+            json.key("moderation")
+            if let moderation { json.string(moderation.rawValue) } else { json.null() }
+            json.key("moderator")
+            json.bool(moderator)
             json.key("note_count")
             json.integer(Int64(noteCount))
             json.key("place_count")

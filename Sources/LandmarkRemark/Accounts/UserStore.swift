@@ -79,7 +79,7 @@ struct UserStore: Sendable {
             SELECT u.id, u.username, u.email, u.created_at, u.guest, u.password_hash IS NOT NULL,
                    (SELECT count(*) FROM notes n WHERE n.tenant_id = \(tenantID) AND n.user_id = u.id),
                    (SELECT count(*) FROM places p WHERE p.tenant_id = \(tenantID) AND p.created_by = u.id),
-                   u.terms_version
+                   u.terms_version, u.moderation, u.moderator
             FROM users u
             WHERE u.tenant_id = \(tenantID) AND u.id = \(id)
             """)
@@ -88,7 +88,9 @@ struct UserStore: Sendable {
             try row.decode((Int64, String, String?, Date, Bool, Bool, Int, Int).self)
         return Me(
             id: id, username: username, email: email, createdAt: created, guest: guest, hasPassword: hasPassword,
-            identities: [], noteCount: notes, placeCount: places, termsVersion: try row.decode(String?.self, column: 8))
+            identities: [], noteCount: notes, placeCount: places, termsVersion: try row.decode(String?.self, column: 8),
+            moderation: try row.decode(String?.self, column: 9).flatMap(Me.Moderation.init(rawValue:)),
+            moderator: try row.decode(Bool.self, column: 10))
     }
 
     /// An active user's public profile, by name ignoring case; `note_count` counts public notes only.

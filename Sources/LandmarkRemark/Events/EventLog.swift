@@ -62,7 +62,9 @@ struct EventLog: Sendable {
                 entries.append(Entry(id: event.id, kind: kind, data: note))
             case "place.created", "place.updated":
                 guard let place = places[event.object] else { continue }
-                entries.append(Entry(id: event.id, kind: event.kind, data: place))
+                // A place released by a moderator is new to everyone but its creator.
+                let kind = event.becamePublic && event.owner != viewerID ? "place.created" : event.kind
+                entries.append(Entry(id: event.id, kind: kind, data: place))
             default:
                 entries.append(Entry(id: event.id, kind: event.kind, data: DeletedEvent(id: event.object).jsonBytes))
             }

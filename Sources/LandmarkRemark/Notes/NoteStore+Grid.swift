@@ -2,11 +2,12 @@ import Postgres
 
 /// Clusters from the pre-aggregated grid (migration 0014): the cells the box touches, at
 /// the request's zoom, plus the deltas not folded yet and the caller's own private notes,
-/// less the public notes in the box the grid counts that `Audience` hides from the caller (by
-/// users hidden from them, held for a moderator, reported by them: found through an index of
-/// their own and the box's), summed per cell in one statement (one snapshot, so exact at every
-/// moment). Without the box, 50 blocks of busy authors cost 7 times the grid's read
-/// (bench/results/2026-11-27-quick-blocks.md).
+/// less what `Audience` hides from the caller: the cells and unfolded deltas of the authors
+/// hidden from them on the author grid (0029: every author anyone hides is counted there),
+/// and the other public notes in the box it hides (held for a moderator, reported by them:
+/// few, through indexes of their own). Summed per cell in one statement (one snapshot, so
+/// exact at every moment). Reading the hidden authors' notes instead cost 5 to 7 times the
+/// grid's read for 50 blocks of busy authors (bench/results/2026-11-27-quick-blocks-r2-box.md).
 extension NoteStore {
     /// The highest zoom the grid keeps; above it a screen holds few enough notes to group live.
     static let gridMaxZoom = 17
@@ -52,6 +53,7 @@ extension NoteStore {
     static func gridStatement(_ clusters: NoteClusters, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         let size = clusters.gridSize
         let cells = CellRanges(clusters.bbox, gridSize: size)
+        let hidden = Audience.hiddenUsers(tenantID: tenantID, viewerID: viewerID)
         var query: PostgresQuery = """
             SELECT sum(sum_lat7)::float8 / sum(count) / 1e7, sum(sum_lng7)::float8 / sum(count) / 1e7, sum(count)::int8,
                    CASE WHEN sum(count) = 1 THEN sum(sum_id)::int8 END
@@ -67,14 +69,20 @@ extension NoteStore {
                        round(ST_Y(location::geometry) * 1e7)::int8, round(ST_X(location::geometry) * 1e7)::int8
                 FROM notes WHERE tenant_id = \(tenantID) AND user_id = \(viewerID) AND visibility = 'private'
                 UNION ALL
+                SELECT x, y, -count, -sum_id, -sum_lat7, -sum_lng7 FROM author_grid_cells
+                WHERE tenant_id = \(tenantID) AND user_id = ANY (ARRAY\(hidden)) AND zoom = \(clusters.zoom) AND \(cells.condition)
+                UNION ALL
+                SELECT grid_x(lng, \(Int32(size))), grid_y(lat, \(Int32(size))), -delta, -delta * note_id,
+                       -delta * round(lat * 1e7)::int8, -delta * round(lng * 1e7)::int8
+                FROM note_grid_deltas WHERE tenant_id = \(tenantID) AND user_id = ANY (ARRAY\(hidden))
+                UNION ALL
                 SELECT grid_x(ST_X(n.location::geometry), \(Int32(size))), grid_y(ST_Y(n.location::geometry), \(Int32(size))),
                        -1, -n.id, -round(ST_Y(n.location::geometry) * 1e7)::int8, -round(ST_X(n.location::geometry) * 1e7)::int8
                 FROM notes n
                 WHERE n.tenant_id = \(tenantID) AND n.visibility = 'public' AND NOT n.author_disabled
                   AND \(clusters.bbox.condition(location: "n.location::geometry"))
-                  AND (n.user_id = ANY (ARRAY\(Audience.hiddenUsers(tenantID: tenantID, viewerID: viewerID)))
-                       OR n.moderation IS NOT NULL
-                       OR n.id = ANY (ARRAY(\(Audience.reported("note", tenantID: tenantID, viewerID: viewerID)))))
+                  AND (n.moderation IS NOT NULL OR n.id = ANY (ARRAY(\(Audience.reported("note", tenantID: tenantID, viewerID: viewerID)))))
+                  AND NOT (n.user_id = ANY (ARRAY\(hidden)))
                   AND NOT (\(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID)))
             ) cell
             WHERE \(cells.condition)

@@ -75,6 +75,10 @@ extension API {
         let placeCount: Int
         /// The version of the tenant's terms the user accepted (`POST /v1/me/terms`); null if none.
         @Nullable var termsVersion: String?
+        /// `pending` while the account is held for a moderator (reported as a user by as many users as the tenant's threshold): until a decision, no one else sees it, its profile or its notes. Null otherwise.
+        @Nullable var moderation: String?
+        /// Whether the user moderates the tenant (`admin.set_moderator`): the `/v1/moderation` endpoints answer them.
+        let moderator: Bool
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -87,6 +91,8 @@ extension API {
             case noteCount = "note_count"
             case placeCount = "place_count"
             case termsVersion = "terms_version"
+            case moderation
+            case moderator
         }
     }
 

@@ -147,6 +147,11 @@ public struct Me: Sendable, Hashable {
     public let placeCount: Int
     /// The version of the tenant's terms the user accepted; nil if none.
     public let termsVersion: String?
+    /// Whether the account is held for a moderator (reported by the tenant's threshold of
+    /// users): until a decision, no one else sees it or its notes. Say so in the app.
+    public let isHeldForModeration: Bool
+    /// Whether the user moderates the tenant: show them the moderation queue.
+    public let isModerator: Bool
 
     init(_ me: Components.Schemas.Me) {
         id = me.id
@@ -159,6 +164,8 @@ public struct Me: Sendable, Hashable {
         noteCount = me.note_count
         placeCount = me.place_count
         termsVersion = me.terms_version
+        isHeldForModeration = me.moderation == .pending
+        isModerator = me.moderator
     }
 }
 

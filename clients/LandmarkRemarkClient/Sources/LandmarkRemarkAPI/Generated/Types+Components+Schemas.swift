@@ -477,6 +477,21 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Me/terms_version`.
             public var terms_version: Swift.String?
+            /// `pending` while the account is held for a moderator (reported as a user by as many users as the tenant's threshold): until a decision, no one else sees it, its profile or its notes. Null otherwise.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Me/moderation`.
+            @frozen public enum moderationPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case pending = "pending"
+                case _empty = ""
+            }
+            /// `pending` while the account is held for a moderator (reported as a user by as many users as the tenant's threshold): until a decision, no one else sees it, its profile or its notes. Null otherwise.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Me/moderation`.
+            public var moderation: Components.Schemas.Me.moderationPayload?
+            /// Whether the user moderates the tenant (`admin.set_moderator`): the `/v1/moderation` endpoints answer them.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Me/moderator`.
+            public var moderator: Swift.Bool
             /// Creates a new `Me`.
             ///
             /// - Parameters:
@@ -490,6 +505,8 @@ extension Components {
             ///   - note_count: All of the caller's notes, private ones included.
             ///   - place_count: Custom places the caller created.
             ///   - terms_version: The version of the tenant's terms the user accepted (`POST /v1/me/terms`); null if none.
+            ///   - moderation: `pending` while the account is held for a moderator (reported as a user by as many users as the tenant's threshold): until a decision, no one else sees it, its profile or its notes. Null otherwise.
+            ///   - moderator: Whether the user moderates the tenant (`admin.set_moderator`): the `/v1/moderation` endpoints answer them.
             public init(
                 id: Components.Schemas.Id,
                 username: Components.Schemas.Username,
@@ -500,7 +517,9 @@ extension Components {
                 identities: [Components.Schemas.LinkedIdentity],
                 note_count: Swift.Int,
                 place_count: Swift.Int,
-                terms_version: Swift.String? = nil
+                terms_version: Swift.String? = nil,
+                moderation: Components.Schemas.Me.moderationPayload? = nil,
+                moderator: Swift.Bool
             ) {
                 self.id = id
                 self.username = username
@@ -512,6 +531,8 @@ extension Components {
                 self.note_count = note_count
                 self.place_count = place_count
                 self.terms_version = terms_version
+                self.moderation = moderation
+                self.moderator = moderator
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -524,6 +545,8 @@ extension Components {
                 case note_count
                 case place_count
                 case terms_version
+                case moderation
+                case moderator
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -567,6 +590,14 @@ extension Components {
                     Swift.String.self,
                     forKey: .terms_version
                 )
+                self.moderation = try container.decodeIfPresent(
+                    Components.Schemas.Me.moderationPayload.self,
+                    forKey: .moderation
+                )
+                self.moderator = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .moderator
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
                     "username",
@@ -577,7 +608,9 @@ extension Components {
                     "identities",
                     "note_count",
                     "place_count",
-                    "terms_version"
+                    "terms_version",
+                    "moderation",
+                    "moderator"
                 ])
             }
         }
