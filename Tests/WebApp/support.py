@@ -198,6 +198,23 @@ class User:
     def places(self, **query):
         return ok(http("GET", "/v1/places?" + urllib.parse.urlencode(query), token=self.token), 200)["items"]
 
+    def get_place(self, place_id):
+        response = http("GET", f"/v1/places/{place_id}", token=self.token)
+        return response.json if response.status == 200 else None
+
+    def me(self):
+        return ok(http("GET", "/v1/me", token=self.token), 200)
+
+    def report(self, target_type, target_id, reason="spam"):
+        return ok(http("POST", "/v1/reports", {"target": {"type": target_type, "id": target_id}, "reason": reason},
+                       token=self.token), 200, 201)
+
+    def reports(self):
+        return ok(http("GET", "/v1/me/reports", token=self.token), 200)["items"]
+
+    def block(self, username):
+        ok(http("PUT", f"/v1/me/blocks/{username}", token=self.token), 204)
+
 
 def near(position):
     return f"{position[0]},{position[1]}"
@@ -208,6 +225,19 @@ def run_admin(*args):
     if not BIN:
         raise unittest.SkipTest("LR_WEB_BIN is not set (run through scripts/test-web.sh)")
     return subprocess.run([BIN, *args], check=True, capture_output=True, text=True, timeout=60).stdout
+
+
+def set_tenant(test, setting, value, restore):
+    """Changes a setting of the tests' tenant (tenant set) and restores it when the test ends,
+    whatever happens, so later tests see the tenant as it was."""
+    run_admin("tenant", "set", TENANT, setting, value)
+    test.addCleanup(run_admin, "tenant", "set", TENANT, setting, restore)
+
+
+def make_moderator(test, user):
+    """Makes user a moderator of the tests' tenant (tenant moderator) until the test ends."""
+    run_admin("tenant", "moderator", TENANT, user.username)
+    test.addCleanup(run_admin, "tenant", "moderator", TENANT, user.username, "--revoke")
 
 
 # ---------------------------------------------------------------- the browser

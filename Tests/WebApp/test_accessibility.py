@@ -6,8 +6,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from support import (
-    PHONE, BrowserTestCase, User, body_data, click, dialog_open, displayed, isolated_spot, js, log_in,
-    open_app_as, show_map, show_panel, show_tab, wait_dialog, wait_for_stream, wait_idle, wait_pin, wait_until,
+    PHONE, BrowserTestCase, User, body_data, choose, click, dialog_open, displayed, exists, isolated_spot, js, log_in,
+    make_moderator, offset, open_app_as, set_tenant, show_map, show_panel, show_tab, wait_dialog, wait_for_stream,
+    wait_idle, wait_pin, wait_until,
 )
 
 CONTROLS = ("button, input:not([type=hidden]), select, textarea, a[href], [role=button], [role=tab], "
@@ -46,8 +47,9 @@ def unnamed_controls(driver):
 
 def _unnamed_controls_once(driver):
     missing = []
+    # A dialog opened over another (the suspension's over the moderation queue) comes later in the page.
     dialogs = driver.find_elements(By.CSS_SELECTOR, "dialog[open]")
-    root = dialogs[0] if dialogs else driver
+    root = dialogs[-1] if dialogs else driver
     for element in root.find_elements(By.CSS_SELECTOR, CONTROLS):
         if not element.is_displayed():
             continue
@@ -115,6 +117,51 @@ class AccessibleNameTests(BrowserTestCase):
         self.assertEqual(unnamed_controls(driver), [], "the place dialog")
         press(driver, Keys.ESCAPE)
         wait_dialog(driver, "#place-dialog", is_open=False)
+
+    def test_the_safety_dialogs_have_accessible_names(self):
+        me, writer, reporter = User.sign_up("a11ymod"), User.sign_up("a11ywriter"), User.sign_up("a11yreporter")
+        make_moderator(self, me)
+        here = isolated_spot()
+        note = writer.create_note("Reported for the names test", offset(here, north_m=30))
+        reporter.report("note", note["id"], "spam")
+        # The terms, once the note is written (writing needs them accepted).
+        set_tenant(self, "terms_version", "2026-11-a11y", restore="")
+        set_tenant(self, "terms_required", "true", restore="false")
+        set_tenant(self, "contact_url", "https://help.example.org/", restore="")
+        driver = open_app_as(self, me, here)
+
+        wait_dialog(driver, "#terms-dialog")
+        self.assertEqual(unnamed_controls(driver), [], "the terms dialog")
+        click(driver, "#terms-accept")
+        wait_dialog(driver, "#terms-dialog", is_open=False)
+        wait_until(driver, lambda d: displayed(d, "#moderation-button") and displayed(d, "#contact-link"),
+                   "no Moderation button or Contact link")
+        self.assertEqual(unnamed_controls(driver), [], "the account bar of a moderator")
+
+        click(driver, "#moderation-button")
+        wait_dialog(driver, "#moderation-dialog")
+        item = f'#moderation-queue li[data-target-id="{note["id"]}"]'
+        wait_until(driver, lambda d: exists(d, item), "the reported note is not in the queue")
+        self.assertEqual(unnamed_controls(driver), [], "the moderation queue")
+        click(driver, f"{item} button.decide-suspend-author")
+        wait_dialog(driver, "#decision-dialog")
+        choose(driver, "#decision-duration", "date")
+        wait_until(driver, lambda d: displayed(d, "#decision-date"), "no date to choose")
+        self.assertEqual(unnamed_controls(driver), [], "the suspension dialog")
+        click(driver, "#decision-cancel")
+        wait_dialog(driver, "#decision-dialog", is_open=False)
+        click(driver, "#moderation-tab-log")
+        wait_until(driver, lambda d: exists(d, "#moderation-log li"), "the log is empty")
+        self.assertEqual(unnamed_controls(driver), [], "the moderation log")
+        click(driver, "#moderation-close")
+        wait_dialog(driver, "#moderation-dialog", is_open=False)
+
+        show_panel(driver, "list")
+        author = f'#note-list li[data-note-id="{note["id"]}"] button.note-author'
+        click(driver, author)
+        wait_dialog(driver, "#profile-dialog")
+        wait_until(driver, lambda d: displayed(d, "#profile-report"), "the profile did not load")
+        self.assertEqual(unnamed_controls(driver), [], "a profile")
 
 
 class PhoneTests(BrowserTestCase):

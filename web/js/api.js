@@ -40,6 +40,13 @@ export function setTenant(slug) {
   fallbackTenant = slug || null;
 }
 
+const problemListeners = new Set();
+/** fn(apiError) runs for every problem the service answers, before the caller sees it
+ * (the terms prompt opens on any 403 terms_not_accepted, whichever call met it). */
+export function onProblem(fn) {
+  problemListeners.add(fn);
+}
+
 const sessionEndedListeners = new Set();
 /** fn() runs when the service ends the session (refresh refused): the app shows sign-in. */
 export function onSessionEnded(fn) {
@@ -80,6 +87,11 @@ async function send(method, url, { body, signal, token, tenant, headers }) {
   }
 }
 
+// Problems whose detail speaks to developers (which calls to make); people get this instead.
+const PLAIN = {
+  terms_not_accepted: 'Please accept the terms of use first, then try again.',
+};
+
 async function problemOf(response) {
   const type = response.headers.get('Content-Type') || '';
   let problem = null;
@@ -87,7 +99,7 @@ async function problemOf(response) {
     try { problem = await response.json(); } catch { /* a body we cannot read says nothing */ }
   }
   const retry = Number(response.headers.get('Retry-After'));
-  const message = problem?.detail || problem?.title ||
+  const message = PLAIN[problem?.code] || problem?.detail || problem?.title ||
     (response.status >= 500 ? 'The service is having trouble. Please try again in a moment.'
       : `The request failed (${response.status}).`);
   return new ApiError(message, {
@@ -154,7 +166,11 @@ export async function request(method, path, { query, body, signal, auth = true, 
     }
   }
 
-  if (!response.ok) throw await problemOf(response);
+  if (!response.ok) {
+    const error = await problemOf(response);
+    for (const fn of problemListeners) fn(error);
+    throw error;
+  }
   if (withETag) return { value: await readBody(response), etag: response.headers.get('ETag') };
   return readBody(response);
 }

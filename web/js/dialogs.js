@@ -31,7 +31,10 @@ export function onClose(dialog, fn, fallback = () => null) {
     const opener = openers.get(dialog);
     openers.delete(dialog);
     fn();
-    const target = opener && opener.isConnected ? opener : fallback();
+    // An opener hidden meanwhile (in a profile closed by the report it opened, on a place
+    // panel closed by its report) cannot take the focus back.
+    const usable = opener && opener.isConnected && opener.getClientRects().length > 0;
+    const target = usable ? opener : fallback();
     if (target && typeof target.focus === 'function') target.focus();
   });
 }

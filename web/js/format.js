@@ -28,6 +28,26 @@ export function timeAgo(iso, now = Date.now()) {
   return new Date(then).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', year: 'numeric' });
 }
 
+/** "3 h 20 min left" until `due` (ISO or ms), or "overdue by 2 h 5 min" once past it. */
+export function timeLeft(due, now = Date.now()) {
+  const at = typeof due === 'number' ? due : Date.parse(due);
+  if (!Number.isFinite(at)) return { text: '', overdue: false };
+  const overdue = at < now;
+  const span = duration(Math.abs(at - now));
+  return { text: overdue ? `overdue by ${span}` : `${span} left`, overdue };
+}
+
+/** "2 d 3 h", "5 h 12 min", "40 min", "less than a minute": whole units, rounded down. */
+export function duration(ms) {
+  const minutes = Math.floor(ms / MINUTE);
+  if (minutes < 1) return 'less than a minute';
+  const days = Math.floor(minutes / (24 * 60));
+  const hours = Math.floor(minutes / 60) % 24;
+  if (days) return `${days} d ${hours} h`;
+  if (hours) return `${hours} h ${minutes % 60} min`;
+  return `${minutes} min`;
+}
+
 /** The full date and time, for a title attribute behind the short hint. */
 export function fullTime(iso) {
   const then = Date.parse(iso);

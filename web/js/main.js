@@ -13,6 +13,9 @@ import * as places from './places.js';
 import * as live from './live.js';
 import * as dialogs from './dialogs.js';
 import * as safety from './safety.js';
+import * as terms from './terms.js';
+import * as profile from './profile.js';
+import * as moderation from './moderation.js';
 import { watchPosition } from './geo.js';
 import { startProviderSignIn, takeProviderReturn } from './provider-sign-in.js';
 import { $, el, narrowScreen } from './dom.js';
@@ -109,16 +112,17 @@ async function boot() {
     session.clear();
     stored = null;
   }
+  let me = null;
   if (stored) {
     try {
-      const me = await api.get('/v1/me');
+      me = await api.get('/v1/me');
       session.updateUser({ id: me.id, username: me.username, guest: me.guest });
     } catch (error) {
       if (error.status === 401) stored = null;
       // Otherwise (offline, service busy) keep the session: it may well still be good.
     }
   }
-  if (stored && session.current()) enterApp();
+  if (stored && session.current()) enterApp(me);
   else leaveApp();
   body.dataset.ready = 'true';
 }
@@ -223,7 +227,8 @@ async function logOut() {
   announce('You are logged out.');
 }
 
-function enterApp() {
+/** me: GET /v1/me's answer when the caller has it already. */
+function enterApp(me = null) {
   const current = session.current();
   signedInAs = current.user?.id ?? 'unknown';
   body.dataset.signedIn = 'true';
@@ -249,6 +254,22 @@ function enterApp() {
   startGeolocation();
   live.start(onLiveEvent);
   refreshAll();
+  loadAccount(me);
+}
+
+// What the account says beyond the sign-in: the terms it accepted, whether it moderates.
+async function loadAccount(me) {
+  const user = signedInAs;
+  try {
+    me ??= await api.get('/v1/me');
+  } catch (error) {
+    // Unknown for now: the service still enforces the terms, and the button waits for the next sign-in.
+    showError(error);
+    return;
+  }
+  if (signedInAs !== user) return;
+  terms.check(me);
+  moderation.setup(me);
 }
 
 function leaveApp() {
@@ -260,6 +281,8 @@ function leaveApp() {
   stopWatching = null;
   prefs.setLastView(null);
   for (const dialog of document.querySelectorAll('dialog')) dialogs.close(dialog);
+  terms.reset();
+  moderation.reset();
   if (mapReady) mapView.reset();
   list.reset();
   places.reset();
@@ -306,6 +329,15 @@ function onLiveEvent(type, data) {
       break;
     default:
   }
+}
+
+// A moderator's decision, on this screen at once (the stream says the same a moment later).
+function decided(item, action) {
+  if (action === 'dismiss') return;
+  const { type, id } = item.target;
+  if (type === 'note') store.remove(id, 'local');
+  if (type === 'place') places.placeRemoved(id);
+  if (action !== 'remove' && item.author) safety.hideNotesBy(item.author.id);
 }
 
 // ——— position and following ———
@@ -390,6 +422,9 @@ function wireApp() {
   });
   search.init();
   safety.init({ showError, announce });
+  terms.init({ showError, announce });
+  profile.init();
+  moderation.init({ showError, announce, onDecided: decided });
   places.init({
     here: () => mapView.here(),
     showError,

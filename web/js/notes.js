@@ -5,6 +5,8 @@ import * as api from './api.js';
 import * as store from './store.js';
 import * as dialogs from './dialogs.js';
 import * as safety from './safety.js';
+import * as terms from './terms.js';
+import { authorButton } from './profile.js';
 import { $, el } from './dom.js';
 import { coords, distanceHint, fullTime, timeAgo, truncate } from './format.js';
 import { distanceMetres, nearParam } from './geo.js';
@@ -52,7 +54,7 @@ function meta(note, distance) {
   const time = el('time', { className: 'note-time', dateTime: note.created_at, title: fullTime(note.created_at), text: timeAgo(note.created_at) });
   const edited = note.updated_at && note.updated_at !== note.created_at;
   return [
-    el('span', { className: 'by' }, 'by ', el('span', { className: 'note-author', text: note.author?.username ?? 'someone' })),
+    el('span', { className: 'by' }, 'by ', authorButton(note.author)),
     note.is_mine ? el('span', { className: 'badge mine', text: 'you' }) : null,
     el('span', { className: 'sep', attrs: { 'aria-hidden': 'true' }, text: '·' }),
     time,
@@ -93,15 +95,14 @@ export function popupFor(note) {
 /** An entry of a note list; distance in metres (the query's, when it had one). */
 export function noteItem(note, distance, onOpen) {
   const owner = note.is_mine ? 'mine' : 'others';
-  const open = el('button', { type: 'button', className: 'note-open' },
-    el('span', { className: `note-kind ${owner}`, attrs: { 'aria-hidden': 'true' } }),
-    el('span', { className: 'note-main' },
-      el('span', { className: 'note-text', text: note.body }),
-      el('span', { className: 'note-meta' }, meta(note, distance)),
-    ),
-  );
+  // The author's name opens their profile, so it sits beside the button that opens the
+  // note (a button in a button is not allowed); a click anywhere else on the entry opens the note.
+  const open = el('button', { type: 'button', className: 'note-open' }, el('span', { className: 'note-text', text: note.body }));
   open.setAttribute('aria-label', `${note.is_mine ? 'Your note' : `Note by ${note.author?.username ?? 'someone'}`}, ${distanceHint(distance)}: ${note.body}`);
-  const item = el('li', { className: `note-item ${owner}`, dataset: { noteId: note.id } }, open);
+  const item = el('li', { className: `note-item ${owner}`, dataset: { noteId: note.id } },
+    el('span', { className: `note-kind ${owner}`, attrs: { 'aria-hidden': 'true' } }),
+    el('div', { className: 'note-main' }, open, el('p', { className: 'note-meta' }, meta(note, distance))),
+  );
   if (note.visibility === 'private') item.classList.add('private');
   item.addEventListener('click', () => onOpen(store.get(note.id) ?? note));
   return item;
@@ -118,7 +119,9 @@ function updateCount() {
 }
 
 /** Opens the dialog for a new note at {lat, lng}; how says why there: 'position', 'spot' or 'centre'. */
-export function openNew(at, how) {
+export async function openNew(at, how) {
+  // Where the tenant requires its terms, writing waits for them to be accepted.
+  if (!(await terms.ready())) return;
   draft = { mode: 'new', lat: at.lat, lng: at.lng, key: api.newIdempotencyKey() };
   $('#note-dialog-title').textContent = 'New note';
   $('#note-save').textContent = 'Save note';
@@ -135,7 +138,8 @@ export function openNew(at, how) {
   dialogs.open(noteDialog(), $('#note-body'));
 }
 
-export function openEdit(note) {
+export async function openEdit(note) {
+  if (!(await terms.ready())) return;
   draft = { mode: 'edit', note, lat: note.lat, lng: note.lng, etag: null };
   fetchVersion(draft);
   $('#note-dialog-title').textContent = 'Edit note';
@@ -244,7 +248,8 @@ async function save() {
       }
     } else {
       dialogs.setError(dialog, error.message);
-      deps.showError(error);
+      // The terms' prompt opens by itself (terms.js) and says it all.
+      if (error.code !== 'terms_not_accepted') deps.showError(error);
     }
   } finally {
     dialogs.setBusy(dialog, false);

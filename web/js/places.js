@@ -4,6 +4,9 @@
 import * as api from './api.js';
 import * as store from './store.js';
 import * as dialogs from './dialogs.js';
+import * as safety from './safety.js';
+import * as session from './session.js';
+import * as terms from './terms.js';
 import { $, el } from './dom.js';
 import { coords, distanceHint } from './format.js';
 import { distanceMetres, nearParam } from './geo.js';
@@ -36,6 +39,7 @@ export function init(dependencies) {
     pending = null;
   });
   $('#place-detail-close').addEventListener('click', () => closeDetail());
+  $('#place-report').addEventListener('click', () => reportSelected());
   store.on('put', ({ note }) => notePut(note));
   store.on('remove', ({ id }) => noteRemoved(id));
 }
@@ -105,6 +109,8 @@ export async function open(place) {
   $('#place-notes').replaceChildren();
   $('#place-notes-status').textContent = 'Loading…';
   $('#place-detail').hidden = false;
+  // Anyone's place may be reported but one's own (the operator's default places too).
+  $('#place-report').hidden = place.created_by?.id === session.current()?.user?.id;
   render();
   deps.onShowPlace(place);
   try {
@@ -124,6 +130,17 @@ function renderNotes() {
   $('#place-notes').replaceChildren(...placeNotes.map(({ note, distance }) => noteItem(note, distance, deps.onOpenNote)));
   const n = placeNotes.length;
   $('#place-notes-status').textContent = n ? `${n} note${n === 1 ? '' : 's'}` : 'No notes here yet.';
+}
+
+function reportSelected() {
+  const place = selected;
+  if (!place) return;
+  safety.askReport({
+    type: 'place', id: place.id,
+    label: place.created_by ? `“${place.name}”, named by ${place.created_by.username}` : `“${place.name}”`,
+    // Hidden from the reporter from now on: off the list and the map.
+    onReported: () => placeRemoved(place.id),
+  });
 }
 
 function closeDetail() {
@@ -184,7 +201,9 @@ export function placeRemoved(id) {
 // ——— naming a spot ———
 
 /** Opens the place dialog at {lat, lng}; resolves to the new place, or null if cancelled. */
-export function openNew(at, how = 'spot') {
+export async function openNew(at, how = 'spot') {
+  // Where the tenant requires its terms, naming a place waits for them to be accepted.
+  if (!(await terms.ready())) return null;
   pending?.resolve(null);
   return new Promise((resolve) => {
     pending = { at: { lat: at.lat, lng: at.lng }, resolve };
@@ -213,7 +232,8 @@ async function save() {
     dialogs.close(dialog);
   } catch (error) {
     dialogs.setError(dialog, error.message);
-    deps.showError(error);
+    // The terms' prompt opens by itself (terms.js) and says it all.
+    if (error.code !== 'terms_not_accepted') deps.showError(error);
   } finally {
     dialogs.setBusy(dialog, false);
   }

@@ -1,7 +1,7 @@
-// Reporting notes and blocking their authors (App Store Review Guideline 1.2): the
-// actions on someone else's note, and the account's list of blocked users. The
-// service hides what a user reported or blocked everywhere (lists, map, search,
-// live updates); the app takes it off the screen at once.
+// Reporting (App Store Review Guideline 1.2): the report dialog for a note, a place or a
+// user, and blocking a user; the actions on someone else's note, and the account's list of
+// blocked users. The service hides what a user reported or blocked everywhere (lists, map,
+// search, live updates); the app takes it off the screen at once.
 
 import * as api from './api.js';
 import * as store from './store.js';
@@ -10,8 +10,8 @@ import { $, el } from './dom.js';
 import { truncate } from './format.js';
 
 let deps = null;
-let reporting = null; // the note being reported
-let blocking = null;  // {id, username} being blocked
+let reporting = null; // {type, id, label, onReported} being reported
+let blocking = null;  // {author: {id, username}, onBlocked} being blocked
 
 /** init({announce(text), showError(error)}) */
 export function init(dependencies) {
@@ -36,14 +36,39 @@ export function init(dependencies) {
 export function actionsFor(note) {
   const report = el('button', { type: 'button', className: 'button small subtle note-report', text: 'Report' });
   const block = el('button', { type: 'button', className: 'button small subtle note-block', text: `Block ${note.author?.username ?? ''}` });
-  report.addEventListener('click', () => askReport(store.get(note.id) ?? note));
+  report.addEventListener('click', () => askReportNote(store.get(note.id) ?? note));
   block.addEventListener('click', () => askBlock(note.author));
   return el('div', { className: 'note-actions' }, report, block);
 }
 
-function askReport(note) {
-  reporting = note;
-  $('#report-text').textContent = `“${truncate(note.body, 78)}” by ${note.author?.username ?? 'someone'}`;
+function askReportNote(note) {
+  askReport({
+    type: 'note', id: note.id,
+    label: `“${truncate(note.body, 78)}” by ${note.author?.username ?? 'someone'}`,
+    onReported: () => store.remove(note.id, 'local'),
+  });
+}
+
+const HINTS = {
+  note: 'You will not see it again. Its author is not told who reported it.',
+  place: 'You will not see it again. Whoever named it is not told who reported it.',
+  user: 'You will not see them or their notes again. They are not told who reported them.',
+};
+const THANKS = {
+  note: 'Reported. Thank you: you will not see that note again.',
+  place: 'Reported. Thank you: you will not see that place again.',
+  user: 'Reported. Thank you: you will not see that user or their notes again.',
+};
+
+/**
+ * The report dialog for target {type: 'note' | 'place' | 'user', id, label (what it quotes),
+ * onReported() (takes it off the screen: the service hides it from the reporter from now on)}.
+ */
+export function askReport(target) {
+  reporting = target;
+  $('#report-title').textContent = `Report this ${target.type}`;
+  $('#report-text').textContent = target.label;
+  $('#report-hint').textContent = HINTS[target.type];
   $('#report-reason').value = 'spam';
   $('#report-detail').value = '';
   dialogs.open($('#report-dialog'), $('#report-reason'));
@@ -52,14 +77,14 @@ function askReport(note) {
 async function sendReport() {
   if (!reporting) return;
   const dialog = $('#report-dialog');
-  const note = reporting;
+  const target = reporting;
   const detail = $('#report-detail').value.trim();
   dialogs.setBusy(dialog, true);
   try {
-    await api.post('/v1/reports', { target: { type: 'note', id: note.id }, reason: $('#report-reason').value, ...(detail ? { detail } : {}) });
+    await api.post('/v1/reports', { target: { type: target.type, id: target.id }, reason: $('#report-reason').value, ...(detail ? { detail } : {}) });
     // Hidden from the reporter from now on, everywhere: off this screen too.
-    store.remove(note.id, 'local');
-    deps.announce('Reported. Thank you: you will not see that note again.');
+    target.onReported?.();
+    deps.announce(THANKS[target.type]);
     dialogs.close(dialog);
   } catch (error) {
     dialogs.setError(dialog, error.message);
@@ -68,9 +93,10 @@ async function sendReport() {
   }
 }
 
-function askBlock(author) {
+/** The block dialog for author {id, username}; onBlocked() runs once they are blocked. */
+export function askBlock(author, { onBlocked } = {}) {
   if (!author) return;
-  blocking = author;
+  blocking = { author, onBlocked };
   $('#block-title').textContent = `Block ${author.username}?`;
   $('#block-text').textContent = `Neither of you will see the other's notes or profile any more. ${author.username} is not told.`;
   dialogs.open($('#block-dialog'), $('#block-no'));
@@ -79,11 +105,12 @@ function askBlock(author) {
 async function confirmBlock() {
   if (!blocking) return;
   const dialog = $('#block-dialog');
-  const author = blocking;
+  const { author, onBlocked } = blocking;
   dialogs.setBusy(dialog, true);
   try {
     await api.request('PUT', `/v1/me/blocks/${encodeURIComponent(author.username)}`);
-    for (const id of notesBy(author.id)) store.remove(id, 'local');
+    hideNotesBy(author.id);
+    onBlocked?.();
     deps.announce(`${author.username} is blocked.`);
     dialogs.close(dialog);
   } catch (error) {
@@ -93,14 +120,14 @@ async function confirmBlock() {
   }
 }
 
-// The ids of the notes by one author the app holds (the map's, the lists').
-function notesBy(authorID) {
-  const ids = [];
+/** Takes one author's notes off the screen (the map's, the lists'): blocked, reported or suspended. */
+export function hideNotesBy(authorID) {
+  const ids = new Set();
   for (const marker of document.querySelectorAll('[data-note-id]')) {
     const note = store.get(marker.dataset.noteId);
-    if (note && note.author?.id === authorID) ids.push(note.id);
+    if (note && note.author?.id === authorID) ids.add(note.id);
   }
-  return [...new Set(ids)];
+  for (const id of ids) store.remove(id, 'local');
 }
 
 async function showBlocks() {
