@@ -475,6 +475,18 @@ def wait_dialog(driver, selector, is_open=True):
                f"{selector} did not {'open' if is_open else 'close'}")
 
 
+def find_in_queue(driver, item):
+    """Waits for an item of the moderation queue, following "Show more" while there are more
+    pages (the queue is the tenant's: other tests' reports come first)."""
+    def found(d):
+        if exists(d, item):
+            return True
+        if displayed(d, "#moderation-queue-more"):
+            d.find_element(By.CSS_SELECTOR, "#moderation-queue-more").click()
+        return False
+    wait_until(driver, found, f"{item} is not in the moderation queue")
+
+
 def choose(driver, selector, value):
     """Sets a <select> to value, as a user picking an option would (change event)."""
     from selenium.webdriver.support.select import Select

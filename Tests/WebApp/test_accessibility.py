@@ -6,9 +6,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from support import (
-    PHONE, BrowserTestCase, User, body_data, choose, click, dialog_open, displayed, exists, isolated_spot, js, log_in,
-    make_moderator, offset, open_app_as, set_tenant, show_map, show_panel, show_tab, wait_dialog, wait_for_stream,
-    wait_idle, wait_pin, wait_until,
+    PHONE, BrowserTestCase, User, body_data, choose, click, dialog_open, displayed, exists, find_in_queue,
+    isolated_spot, js, log_in, make_moderator, offset, open_app_as, set_tenant, show_map, show_panel, show_tab,
+    wait_dialog, wait_for_stream, wait_idle, wait_pin, wait_until,
 )
 
 CONTROLS = ("button, input:not([type=hidden]), select, textarea, a[href], [role=button], [role=tab], "
@@ -141,7 +141,7 @@ class AccessibleNameTests(BrowserTestCase):
         click(driver, "#moderation-button")
         wait_dialog(driver, "#moderation-dialog")
         item = f'#moderation-queue li[data-target-id="{note["id"]}"]'
-        wait_until(driver, lambda d: exists(d, item), "the reported note is not in the queue")
+        find_in_queue(driver, item)
         self.assertEqual(unnamed_controls(driver), [], "the moderation queue")
         click(driver, f"{item} button.decide-suspend-author")
         wait_dialog(driver, "#decision-dialog")

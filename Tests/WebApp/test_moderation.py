@@ -2,8 +2,10 @@
 24-hour clock, one-click decisions that take the content away for everyone, suspending an
 author until a chosen time, and the log of reports and decisions."""
 
+from selenium.webdriver.common.by import By
+
 from support import (
-    BrowserTestCase, User, body_data, choose, click, displayed, exists, fill, http, isolated_spot, js,
+    BrowserTestCase, User, body_data, choose, click, displayed, exists, fill, find_in_queue, http, isolated_spot, js,
     make_moderator, note_marker_selector, offset, ok, open_app_as, set_zoom, show_map, text_of, wait_dialog,
     wait_pin, wait_until,
 )
@@ -16,6 +18,11 @@ def open_moderation(driver):
     wait_until(driver, lambda d: body_data(d, "moderator") == "true", "the app does not know I moderate")
     click(driver, "#moderation-button")
     wait_dialog(driver, "#moderation-dialog")
+
+
+def queue_ids(driver):
+    return js(driver, "return [...document.querySelectorAll('#moderation-queue li.moderation-item')]"
+                      ".map(e => e.dataset.targetType + ' ' + e.dataset.targetId)")
 
 
 class SafetyModerationTests(BrowserTestCase):
@@ -39,7 +46,7 @@ class SafetyModerationTests(BrowserTestCase):
         wait_pin(driver, nasty["id"], "others")
         open_moderation(driver)
         item = QUEUE_ITEM.format("note", nasty["id"])
-        wait_until(driver, lambda d: exists(d, item), "the reported note is not in the queue")
+        find_in_queue(driver, item)
         self.assertEqual(text_of(driver, f"{item} .moderation-content"), nasty["body"])
         self.assertIn(writer.username, text_of(driver, f"{item} .moderation-author"))
         self.assertEqual(text_of(driver, f"{item} .moderation-count"), "1 report")
@@ -77,7 +84,7 @@ class SafetyModerationTests(BrowserTestCase):
         driver = open_app_as(self, moderator, here)
         open_moderation(driver)
         item = QUEUE_ITEM.format("user", troll.id)
-        wait_until(driver, lambda d: exists(d, item), "the reported user is not in the queue")
+        find_in_queue(driver, item)
         self.assertEqual(text_of(driver, f"{item} .moderation-content"), troll.username)
         self.assertFalse(exists(driver, f"{item} button.decide-remove"), "a user cannot be removed, only suspended or banned")
 
@@ -105,6 +112,30 @@ class SafetyModerationTests(BrowserTestCase):
         self.assertIn("Suspended the author", text_of(driver, f"{entry} .moderation-what"))
         self.assertIn("spam across town", text_of(driver, entry))
         self.assertIn("until", text_of(driver, entry))
+
+    def test_the_queue_pages_with_its_cursor(self):
+        moderator, writer = User.sign_up("moderator"), User.sign_up("prolific")
+        reporters = [User.sign_up("reporter") for _ in range(3)]  # 17 reports each, within the hourly limit
+        make_moderator(self, moderator)
+        here = isolated_spot()
+        notes = [writer.create_note(f"Spam number {i}", offset(here, north_m=10 * i)) for i in range(51)]
+        for i, note in enumerate(notes):
+            reporters[i % 3].report("note", note["id"], "spam")
+        mine = [f"note {n['id']}" for n in notes]
+        # The queue is the tenant's: these are not left for later tests to page through.
+        self.addCleanup(lambda: [http("POST", f"/v1/moderation/targets/note/{n['id']}/decision", {"action": "dismiss"},
+                                      token=moderator.token) for n in notes])
+
+        driver = open_app_as(self, moderator, here)
+        open_moderation(driver)
+        wait_until(driver, lambda d: len(queue_ids(d)) == 50 and displayed(d, "#moderation-queue-more"),
+                   f"the first page is not 50 items with more to show: {len(queue_ids(driver))}")
+        find_in_queue(driver, QUEUE_ITEM.format("note", notes[-1]["id"]))
+        wait_until(driver, lambda d: not displayed(d, "#moderation-queue-more") and (d.find_element(
+            By.CSS_SELECTOR, "#moderation-queue-status").text.endswith("the longest waiting first")), "the queue is still loading")
+        shown = queue_ids(driver)
+        self.assertEqual(len(shown), len(set(shown)), "a page repeated an item")
+        self.assertEqual([i for i in shown if i in mine], mine, "the reports are not the longest waiting first")
 
     def test_the_clock_says_how_long_a_report_is_overdue(self):
         # No report here is a day old; the queue's clock words for a due time past and one ahead.
