@@ -5,7 +5,7 @@ it off the screen at once."""
 
 from support import (
     BrowserTestCase, User, body_data, choose, click, dialog_open, displayed, exists, fill, http, isolated_spot,
-    near, note_marker_selector, offset, ok, open_app_as, open_popup, set_zoom, show_map, show_panel, text_of,
+    near, note_marker_selector, offset, ok, open_app_as, open_popup, set_tenant, set_zoom, show_map, show_panel, text_of,
     wait_dialog, wait_pin, wait_until,
 )
 
@@ -187,3 +187,28 @@ class SafetyTests(BrowserTestCase):
                    "a profile I may not see does not say so")
         self.assertFalse(displayed(driver, "#profile-facts"))
         self.assertFalse(displayed(driver, "#profile-report") or displayed(driver, "#profile-block"))
+
+    def test_held_notes_and_places_say_so_to_their_author(self):
+        set_tenant(self, "report_threshold", "1", restore="3")  # one report holds a target
+        writer, reporter = User.sign_up("heldwriter"), User.sign_up("heldreporter")
+        here = isolated_spot()
+        held = writer.create_note("Reported once, held", offset(here, north_m=30))
+        kept = writer.create_note("Not reported", offset(here, north_m=60))
+        place = writer.create_place("Reported corner", offset(here, east_m=40))
+        reporter.report("note", held["id"], "spam")
+        reporter.report("place", place["id"], "spam")
+        self.assertEqual(writer.get_note(held["id"])["moderation"], "pending")
+
+        driver = open_app_as(self, writer, here)
+        show_panel(driver, "list")
+        wait_until(driver, lambda d: exists(d, LIST_ITEM.format(held["id"])) and exists(d, LIST_ITEM.format(kept["id"])),
+                   "my notes are not listed")
+        self.assertEqual(text_of(driver, f'{LIST_ITEM.format(held["id"])} .badge.held'), "waiting for review")
+        self.assertFalse(exists(driver, f'{LIST_ITEM.format(kept["id"])} .badge.held'))
+        show_map(driver)
+        set_zoom(driver, 16, center=here)
+        popup = open_popup(driver, held["id"])
+        self.assertEqual(text_of(driver, f"{popup} .badge.held"), "waiting for review")
+        show_panel(driver, "places")
+        wait_until(driver, lambda d: exists(d, f'{PLACE_ITEM.format(place["id"])} .badge.held'),
+                   "my held place does not say so")

@@ -50,12 +50,20 @@ export function distanceTo(note) {
   return distanceMetres(here, note);
 }
 
+/** Held for a moderator (reported often enough, or a filtered word): only its author sees it, so says so. */
+export function heldBadge(item) {
+  return item.moderation === 'pending'
+    ? el('span', { className: 'badge held', title: 'Hidden from others until a moderator looks at it', text: 'waiting for review' })
+    : null;
+}
+
 function meta(note, distance) {
   const time = el('time', { className: 'note-time', dateTime: note.created_at, title: fullTime(note.created_at), text: timeAgo(note.created_at) });
   const edited = note.updated_at && note.updated_at !== note.created_at;
   return [
     el('span', { className: 'by' }, 'by ', authorButton(note.author)),
     note.is_mine ? el('span', { className: 'badge mine', text: 'you' }) : null,
+    heldBadge(note),
     el('span', { className: 'sep', attrs: { 'aria-hidden': 'true' }, text: '·' }),
     time,
     edited ? el('span', { className: 'edited', text: '(edited)' }) : null,

@@ -10,7 +10,7 @@ import * as terms from './terms.js';
 import { $, el } from './dom.js';
 import { coords, distanceHint } from './format.js';
 import { distanceMetres, nearParam } from './geo.js';
-import { noteItem } from './notes.js';
+import { heldBadge, noteItem } from './notes.js';
 
 const known = new Map(); // id -> place, for names shown elsewhere (popups, the note dialog)
 let shown = []; // places in the list, nearest first
@@ -84,6 +84,7 @@ function placeItem(place) {
         el('span', { className: `place-kind ${kind}`, text: kind }),
         el('span', { className: 'sep', attrs: { 'aria-hidden': 'true' }, text: '·' }),
         el('span', { className: 'place-count', text: `${count} note${count === 1 ? '' : 's'}` }),
+        heldBadge(place),
       ),
     ),
   );
