@@ -432,9 +432,16 @@ def fill(driver, selector, value):
 
 
 def click(driver, selector):
-    element = wait_until(driver, lambda d: _clickable(d, selector), f"{selector} is not there to click")
-    element.click()
-    return element
+    # A list the app redraws between finding the element and clicking it (a position fix, a
+    # live change) leaves a stale element: the new one, under the same selector, is clicked.
+    for attempt in range(5):
+        element = wait_until(driver, lambda d: _clickable(d, selector), f"{selector} is not there to click")
+        try:
+            element.click()
+            return element
+        except StaleElementReferenceException:
+            if attempt == 4:
+                raise
 
 
 def _clickable(driver, selector):
