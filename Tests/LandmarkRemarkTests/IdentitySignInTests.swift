@@ -71,6 +71,36 @@ import Testing
         }
     }
 
+    /// The same double tap when the app passes the username the user chose (Apple sends the
+    /// name only with the first sign-in): the taken name is the very account the other tap
+    /// made, so every tap signs in to it (issue 35: 409 username_taken in 5 of 10 pairs before).
+    /// A name another identity holds is still refused.
+    @Test func concurrentFirstSignInsWithAChosenUsernameMakeOneAccount() async throws {
+        try await IdentityTest.withProvider { idp in
+            let tenant = try await TestEnvironment.makeTenant()
+            try await IdentityTest.enable(tenant: tenant, provider: idp)
+            try await withApp(IdentityTest.trusting(idp)) { client in
+                for (round, taps) in [2, 2, 2, 4, 4, 10].enumerated() {
+                    var tokens: [String] = []
+                    for _ in 0..<taps { tokens.append(try await IdentityTest.token(idp, subject: "chosen-\(round)")) }
+                    let responses = try await withThrowingTaskGroup(of: APIResponse.self) { group in
+                        for token in tokens {
+                            group.addTask { try await client.signIn(idToken: token, username: "Chooser\(round)", tenant: tenant) }
+                        }
+                        return try await group.reduce(into: []) { $0.append($1) }
+                    }
+                    #expect(responses.map(\.status.code).sorted() == Array(repeating: 200, count: taps - 1) + [201], "\(responses.map(\.body))")
+                    let users = Set(try responses.map { try $0.decode(API.TokenResponse.self).user.username })
+                    #expect(users == ["Chooser\(round)"])
+                }
+                #expect(try await IdentityTest.userCount(tenant: tenant) == 6)
+                let other = try await client.signIn(
+                    idToken: try await IdentityTest.token(idp, subject: "someone-else"), username: "chooser0", tenant: tenant)
+                #expect(other.status == .conflict && other.code == "username_taken")
+            }
+        }
+    }
+
     @Test func theSameSubjectInAnotherTenantIsAnotherAccountAndEachTenantHasItsClientIDs() async throws {
         try await IdentityTest.withProvider { idp in
             let a = try await TestEnvironment.makeTenant()

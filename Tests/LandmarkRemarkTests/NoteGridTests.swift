@@ -21,7 +21,8 @@ import Testing
 
     /// What the clusters of `box` at `zoom` must be for `viewer`, counted from the notes:
     /// the public notes of accounts not disabled and the viewer's own private ones, in the
-    /// grid cells the box touches; none by the `hidden` authors (blocked, blocking).
+    /// grid cells the box touches; none by the `hidden` authors (blocked, blocking, reported,
+    /// held).
     static func expected(tenant: String, viewer: Int64, hidden: [Int64] = [], zoom: Int, box: BoundingBox) async throws -> [Cell] {
         let size = NoteClusters.cellsPerTile << zoom
         let ranges = NoteStore.CellRanges(box, gridSize: size)
@@ -167,8 +168,9 @@ import Testing
             let blockerMe = try await client.call(.get, "/v1/me", token: blocker.accessToken).decode(API.Me.self)
             #expect(try await client.call(.put, "/v1/me/blocks/writer_a", token: blocker.accessToken).status == .noContent)
             var hidden = [Int64(writers[1].userID)!]
+            var held: [Int64] = []
             func compareBoth(_ stage: String) async throws {
-                try await Self.compare(client, tenant: tenant, viewer: me, token: viewer.accessToken, stage: stage)
+                try await Self.compare(client, tenant: tenant, viewer: me, hidden: held, token: viewer.accessToken, stage: stage)
                 try await Self.compare(client, tenant: tenant, viewer: blockerMe, hidden: hidden, token: blocker.accessToken, stage: stage)
             }
             try await compareBoth("all unfolded, blocked")
@@ -192,6 +194,13 @@ import Testing
             }
             #expect(try await client.call(.put, "/v1/me/blocks/writer_b", token: blocker.accessToken).status == .noContent)
             hidden.append(Int64(writers[2].userID)!)
+            // writer_b also held for a moderator: hidden from everyone, counted once for the blocker.
+            try await TestEnvironment.withOwnerPool { pool in
+                try await pool.query("""
+                    UPDATE users SET moderation = 'pending' WHERE username = 'writer_b' AND tenant_id = (SELECT id FROM tenants WHERE slug = \(tenant))
+                    """)
+            }
+            held.append(Int64(writers[2].userID)!)
             try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_user_disabled(\(tenant), 'writer_b', true)") }
             try await compareBoth("half folded")
 
@@ -207,6 +216,13 @@ import Testing
             // The account back: its notes return, through deltas again.
             try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_user_disabled(\(tenant), 'writer_b', false)") }
             try await compareBoth("re-enabled")
+            // Unblocked, then blocked the other way: writer_a blocks the blocker.
+            #expect(try await client.call(.delete, "/v1/me/blocks/writer_a", token: blocker.accessToken).status == .noContent)
+            hidden.removeAll { $0 == Int64(writers[1].userID)! }
+            try await compareBoth("unblocked")
+            #expect(try await client.call(.put, "/v1/me/blocks/blocker", token: writers[1].accessToken).status == .noContent)
+            hidden.append(Int64(writers[1].userID)!)
+            try await compareBoth("blocked the other way")
 
             // Accounts deleted take their notes along: one by its owner, one disabled first.
             let gone = try await client.call(.delete, "/v1/me", json: ["password": writers[1].password], token: writers[1].accessToken)
@@ -218,9 +234,9 @@ import Testing
                     """)
             }
             try await compareBoth("accounts deleted")
-            // The hidden authors' cells went with their accounts; one more, for the rebuild below.
+            // The hidden authors' cells went with their accounts; one more (reported), for the rebuild below.
             #expect(try await Self.cells(tenant: tenant, perAuthor: true).isEmpty)
-            #expect(try await client.call(.put, "/v1/me/blocks/viewer", token: blocker.accessToken).status == .noContent)
+            #expect(try await client.report(blocker, "user", viewer.userID).status == .created)
             hidden.append(Int64(viewer.userID)!)
             // The operators' entry point this time; every delta folded, since the rebuild below is
             // compared with the cells alone.

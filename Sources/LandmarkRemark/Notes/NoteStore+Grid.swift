@@ -2,12 +2,13 @@ import Postgres
 
 /// Clusters from the pre-aggregated grid (migration 0014): the cells the box touches, at
 /// the request's zoom, plus the deltas not folded yet and the caller's own private notes,
-/// less what `Audience` hides from the caller: the cells and unfolded deltas of the authors
-/// hidden from them on the author grid (0029: every author anyone hides is counted there),
-/// and the other public notes in the box it hides (held for a moderator, reported by them:
-/// few, through indexes of their own). Summed per cell in one statement (one snapshot, so
-/// exact at every moment). Reading the hidden authors' notes instead cost 5 to 7 times the
-/// grid's read for 50 blocks of busy authors (bench/results/2026-11-27-quick-blocks-r2-box.md).
+/// less what `Audience` hides from the caller (migration 0029): their own hidden cells (the
+/// authors they block, who block them, or they reported, summed per viewer), the cells of
+/// accounts held for a moderator on the author grid, those authors' unfolded deltas, and the
+/// few other public notes in the box it hides (held, reported by them) one by one. Summed per
+/// cell in one statement (one snapshot, so exact at every moment). Reading the hidden
+/// authors' notes instead cost 5 to 7 times the grid's read for 50 blocks of busy authors;
+/// their per-author cells, 0.72 to 0.84 of the rate (bench/results/2026-11-27-quick-blocks-*).
 extension NoteStore {
     /// The highest zoom the grid keeps; above it a screen holds few enough notes to group live.
     static let gridMaxZoom = 17
@@ -39,11 +40,13 @@ extension NoteStore {
         }
 
         /// `y BETWEEN … AND (x BETWEEN … OR …)` over the columns named `x` and `y`.
-        var condition: PostgresQuery {
-            var sql: PostgresQuery = "y BETWEEN \(Int32(rows.lowerBound)) AND \(Int32(rows.upperBound)) AND ("
+        var condition: PostgresQuery { condition(x: "x", y: "y") }
+
+        func condition(x: PostgresQuery, y: PostgresQuery) -> PostgresQuery {
+            var sql: PostgresQuery = "\(y) BETWEEN \(Int32(rows.lowerBound)) AND \(Int32(rows.upperBound)) AND ("
             for (index, range) in columns.enumerated() {
                 if index > 0 { sql.append(" OR ") }
-                sql.append("x BETWEEN \(Int32(range.lowerBound)) AND \(Int32(range.upperBound))")
+                sql.append("\(x) BETWEEN \(Int32(range.lowerBound)) AND \(Int32(range.upperBound))")
             }
             sql.append(")")
             return sql
@@ -69,8 +72,14 @@ extension NoteStore {
                        round(ST_Y(location::geometry) * 1e7)::int8, round(ST_X(location::geometry) * 1e7)::int8
                 FROM notes WHERE tenant_id = \(tenantID) AND user_id = \(viewerID) AND visibility = 'private'
                 UNION ALL
-                SELECT x, y, -count, -sum_id, -sum_lat7, -sum_lng7 FROM author_grid_cells
-                WHERE tenant_id = \(tenantID) AND user_id = ANY (ARRAY\(hidden)) AND zoom = \(clusters.zoom) AND \(cells.condition)
+                SELECT x, y, -count, -sum_id, -sum_lat7, -sum_lng7 FROM viewer_hidden_cells
+                WHERE tenant_id = \(tenantID) AND viewer_id = \(viewerID) AND zoom = \(clusters.zoom) AND \(cells.condition)
+                UNION ALL
+                SELECT a.x, a.y, -a.count, -a.sum_id, -a.sum_lat7, -a.sum_lng7
+                FROM unnest(ARRAY(\(Audience.heldUsers(tenantID: tenantID, viewerID: viewerID))
+                                  EXCEPT \(Audience.hiddenByViewer(tenantID: tenantID, viewerID: viewerID)))) AS held(id)
+                JOIN author_grid_cells a ON a.tenant_id = \(tenantID) AND a.user_id = held.id AND a.zoom = \(clusters.zoom)
+                WHERE \(cells.condition(x: "a.x", y: "a.y"))
                 UNION ALL
                 SELECT grid_x(lng, \(Int32(size))), grid_y(lat, \(Int32(size))), -delta, -delta * note_id,
                        -delta * round(lat * 1e7)::int8, -delta * round(lng * 1e7)::int8

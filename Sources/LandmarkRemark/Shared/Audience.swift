@@ -7,19 +7,25 @@ import Postgres
 /// and probes a hash of it (`NOT IN` a hashed sub-plan), each part through an index of its
 /// own: the blocks' two, the reporter's reports, the held users' partial index.
 enum Audience {
-    /// The users whose content `viewer` does not see: those they blocked and those who blocked
-    /// them (a block works both ways), those they reported, and those held for a moderator
-    /// (but for themselves).
+    /// The users whose content `viewer` does not see: those hidden from them for a reason of
+    /// their own (a block either way, a report of the user: `hidden_authors`, kept by
+    /// triggers, migration 0029) and those held for a moderator (but for themselves).
     static func hiddenUsers(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         """
-        (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = \(tenantID) AND b.blocker_id = \(viewerID)
+        (\(hiddenByViewer(tenantID: tenantID, viewerID: viewerID))
          UNION ALL
-         SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = \(tenantID) AND b.blocked_id = \(viewerID)
-         UNION ALL
-         \(reported("user", tenantID: tenantID, viewerID: viewerID))
-         UNION ALL
-         SELECT h.id FROM users h WHERE h.tenant_id = \(tenantID) AND h.moderation IS NOT NULL AND h.id <> \(viewerID))
+         \(heldUsers(tenantID: tenantID, viewerID: viewerID)))
         """
+    }
+
+    /// The authors `viewer` does not see for a reason of their own.
+    static func hiddenByViewer(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        "SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = \(tenantID) AND v.viewer_id = \(viewerID)"
+    }
+
+    /// The accounts held for a moderator, hidden from everyone but themselves.
+    static func heldUsers(tenantID: Int64, viewerID: Int64) -> PostgresQuery {
+        "SELECT h.id FROM users h WHERE h.tenant_id = \(tenantID) AND h.moderation IS NOT NULL AND h.id <> \(viewerID)"
     }
 
     /// The ids of the `type` targets `viewer` reported, open or decided: gone for them.

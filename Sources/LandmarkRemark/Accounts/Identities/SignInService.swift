@@ -18,8 +18,11 @@ struct SignInService: Sendable {
         let (provider, token) = try await identities.verify(
             tenantID: tenant.id, provider: body.token.provider, idToken: body.token.idToken, nonce: body.token.nonce, logger: logger)
         // Two first sign-ins of one identity at once (a double tap) both find no account; the
-        // second's link then clashes with the first's. Its second attempt signs in to that
-        // account. A derived username taken meanwhile is likewise chosen afresh.
+        // second then clashes with the first: on the identity's link, or, when the app passed
+        // the username the user chose (as Apple's first sign-in makes apps do), on that name,
+        // which the first just took. Its second attempt finds the identity's account and signs
+        // in to it, whatever the name. A name taken by someone else is refused again then; a
+        // derived one taken meanwhile is chosen afresh.
         for attempt in 1...2 {
             do {
                 let outcome = try await signIn(body, provider: provider, token: token, tenant: tenant, userAgent: userAgent, logger: logger)
@@ -28,7 +31,8 @@ struct SignInService: Sendable {
                 await identities.keepAppleToken(code: body.authorizationCode, provider: provider, token: token, tenantID: tenant.id, logger: logger)
                 return outcome
             } catch IdentityError.identityTaken where attempt == 1 {
-            } catch AccountError.usernameTaken where attempt == 1 && body.username == nil {
+            } catch AccountError.usernameTaken where attempt == 1 {
+            } catch IdentityError.usernameTaken where attempt == 1 && body.username != nil {
             }
         }
         preconditionFailure("unreachable")
