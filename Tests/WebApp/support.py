@@ -12,6 +12,7 @@ Settings come from the environment that scripts/test-web.sh sets:
 LR_WEB_BASE_URL, LR_WEB_TENANT, LR_WEB_BIN, LR_WEB_REPORT_DIR.
 """
 
+import errno
 import json
 import math
 import os
@@ -224,7 +225,16 @@ def run_admin(*args):
     """Runs the service binary's operator command (e.g. tenant set …) on the test database."""
     if not BIN:
         raise unittest.SkipTest("LR_WEB_BIN is not set (run through scripts/test-web.sh)")
-    return subprocess.run([BIN, *args], check=True, capture_output=True, text=True, timeout=60).stdout
+    deadline = time.monotonic() + WAIT
+    while True:
+        try:
+            return subprocess.run([BIN, *args], check=True, capture_output=True, text=True, timeout=60).stdout
+        except OSError as error:
+            # A build relinking the binary meanwhile (the running service keeps its own copy):
+            # it can be run again once the linker has closed it.
+            if error.errno != errno.ETXTBSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def set_tenant(test, setting, value, restore):
