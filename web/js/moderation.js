@@ -66,9 +66,8 @@ export function reset() {
 }
 
 function open() {
-  showTab('queue');
   dialogs.open($('#moderation-dialog'), $('#moderation-tab-queue'));
-  load('queue');
+  showTab('queue');
   clearInterval(clock);
   clock = setInterval(() => tick(), 30000);
 }
@@ -82,7 +81,8 @@ function showTab(name, { focus = false } = {}) {
     $(`#moderation-${other}-panel`).hidden = !selected;
     if (selected && focus) tab.focus();
   }
-  if (name === 'log') load('log');
+  // Each visit reads the list afresh: reports and other moderators' decisions come meanwhile.
+  load(name);
 }
 
 async function load(name, { more = false } = {}) {
