@@ -49,10 +49,7 @@ struct TenantStore: Sendable {
             WHERE t.id = \(tenantID) AND u.tenant_id = \(tenantID) AND u.id = \(userID)
             """)
         guard let row = rows.first else { return WritePolicy(filter: .none, termsAccepted: true) }
-        let words = try row.decode([String].self, column: 1)
-        let action = ContentFilter.Action(rawValue: try row.decode(String.self, column: 0)) ?? .refuse
-        return WritePolicy(
-            filter: words.isEmpty ? .none : ContentFilter(action: action, words: words), termsAccepted: try row.decode(Bool.self, column: 2))
+        return WritePolicy(filter: try Self.filter(from: row), termsAccepted: try row.decode(Bool.self, column: 2))
     }
 
     /// The tenant's public facts (`GET /v1/tenant`), its providers read as the tenant.
@@ -78,9 +75,14 @@ struct TenantStore: Sendable {
     /// The tenant's word list and what it does (migration 0026), in the caller's transaction.
     func contentFilter(tenantID: Int64, on connection: some PostgresQuerying) async throws -> ContentFilter {
         let rows = try await connection.query("SELECT filter_action, filter_words FROM tenants WHERE id = \(tenantID)")
-        guard let row = rows.first else { return .none }
+        return try rows.first.map(Self.filter(from:)) ?? .none
+    }
+
+    /// The filter of a row whose first columns are `filter_action, filter_words`.
+    private static func filter(from row: PostgresRow) throws -> ContentFilter {
         let words = try row.decode([String].self, column: 1)
         guard !words.isEmpty else { return .none }
+        // The column's CHECK allows only the actions there are.
         return ContentFilter(action: ContentFilter.Action(rawValue: try row.decode(String.self, column: 0)) ?? .refuse, words: words)
     }
 
