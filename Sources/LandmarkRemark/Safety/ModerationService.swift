@@ -28,7 +28,7 @@ struct ModerationService: Sendable {
         return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
             try await requireModerator(identity, on: connection)
             guard let found = try await target.type.lock(id: target.id, tenantID: tenantID, viewerID: nil, .update, on: connection) else {
-                throw SafetyError.targetNotFound(target.type)
+                return try await decideOnGone(decision, target: target, by: identity, on: connection)
             }
             switch decision.action {
             case .dismiss:
@@ -55,6 +55,21 @@ struct ModerationService: Sendable {
                 "target": "\(target.type.rawValue) \(target.id)", "action": "\(decision.action.rawValue)"])
             return entry
         }
+    }
+
+    /// A target deleted since it was reported (by its author, or with their account): its
+    /// open reports stay in the queue until a moderator closes them, by dismissing or removing
+    /// (logged without content: there is none). Without open reports, or to suspend or ban, it
+    /// is not found.
+    private func decideOnGone(
+        _ decision: ModerationDecision, target: ReportTarget, by identity: Identity, on connection: PostgresConnection
+    ) async throws -> ModerationLogEntry {
+        // Suspending or banning needs the author, who went with the target's row.
+        guard decision.action == .dismiss || decision.action == .remove else { throw SafetyError.targetNotFound(target.type) }
+        let closed = try await moderation.closeReports(
+            of: target, as: decision.action == .dismiss ? .dismissed : .actioned, tenantID: identity.tenantID, on: connection)
+        guard closed > 0 else { throw SafetyError.targetNotFound(target.type) }
+        return try await moderation.logDecision(decision, on: target, found: nil, moderator: identity, on: connection)
     }
 
     private func requireModerator(_ identity: Identity, on connection: some PostgresQuerying) async throws {

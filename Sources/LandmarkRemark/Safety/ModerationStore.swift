@@ -95,12 +95,13 @@ struct ModerationStore: Sendable {
             """)
     }
 
-    /// Closes the target's open reports as `state` (`actioned` or `dismissed`).
-    func closeReports(of target: ReportTarget, as state: Report.State, tenantID: Int64, on connection: PostgresConnection) async throws {
+    /// Closes the target's open reports as `state` (`actioned` or `dismissed`); how many.
+    @discardableResult
+    func closeReports(of target: ReportTarget, as state: Report.State, tenantID: Int64, on connection: PostgresConnection) async throws -> Int {
         try await connection.query("""
             UPDATE reports SET state = \(state.rawValue), decided_at = now()
             WHERE tenant_id = \(tenantID) AND target_type = \(target.type.rawValue) AND target_id = \(target.id) AND state = 'open'
-            """)
+            """).affectedRows
     }
 
     static let logColumns: PostgresQuery = """
@@ -130,15 +131,16 @@ struct ModerationStore: Sendable {
             createdAt: try row.decode(Date.self, column: 13))
     }
 
+    /// Logs a decision with the target as it was (`found`), or none when it was gone already.
     func logDecision(
-        _ decision: ModerationDecision, on target: ReportTarget, found: LockedTarget, moderator: Identity, on connection: PostgresConnection
+        _ decision: ModerationDecision, on target: ReportTarget, found: LockedTarget?, moderator: Identity, on connection: PostgresConnection
     ) async throws -> ModerationLogEntry {
         let rows = try await connection.query("""
             INSERT INTO moderation_log AS l (tenant_id, kind, target_type, target_id, author_id, author_name, action,
                                              moderator_id, moderator_name, until, note, content)
-            VALUES (\(moderator.tenantID), 'decision', \(target.type.rawValue), \(target.id), \(found.authorID), \(found.authorName),
+            VALUES (\(moderator.tenantID), 'decision', \(target.type.rawValue), \(target.id), \(found?.authorID), \(found?.authorName),
                     \(decision.action.rawValue), \(moderator.userID), \(moderator.username), \(decision.until), \(decision.note),
-                    \(found.content))
+                    \(found?.content))
             RETURNING \(Self.logColumns)
             """)
         return try Self.entry(from: rows[0])
