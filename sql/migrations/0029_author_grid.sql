@@ -15,6 +15,11 @@
 --   moderator, hidden from everyone): what a viewer's cells gain or lose when a reason
 --   comes or goes, and what a read subtracts for held accounts.
 --
+-- The three tables keep their pages when emptied (`vacuum_truncate = false`): a vacuum that
+-- truncated an emptied table to nothing made PostgreSQL plan a scan of the whole table (an empty
+-- one costs nothing), and that cached plan read every viewer's cells once they came back
+-- (11.5 ms of PostgreSQL CPU a clusters read, bench/results/2026-11-27-full-blocks.md).
+--
 -- An author stays on the author grid once there (unblocking is rare, and a tracked author
 -- costs only their own writes' folding). A fold adds an author's deltas to each viewer who
 -- hides them: an author hidden by a thousand viewers costs 18,000 cell updates a note.
@@ -39,7 +44,7 @@ CREATE TABLE author_grid_cells (
     sum_lat7 bigint NOT NULL,
     sum_lng7 bigint NOT NULL,
     PRIMARY KEY (tenant_id, user_id, zoom, y, x)
-);
+) WITH (vacuum_truncate = false);
 SELECT admin.distribute_new_table('author_grid_cells');
 ALTER TABLE author_grid_cells ADD FOREIGN KEY (tenant_id, user_id) REFERENCES author_grid_authors (tenant_id, user_id) ON DELETE CASCADE;
 
@@ -56,7 +61,7 @@ CREATE TABLE hidden_authors (
     -- Blocks either way and reports of the user: hidden while any stands.
     reasons integer NOT NULL CHECK (reasons > 0),
     PRIMARY KEY (tenant_id, viewer_id, author_id)
-);
+) WITH (vacuum_truncate = false);
 SELECT admin.distribute_new_table('hidden_authors');
 ALTER TABLE hidden_authors ADD FOREIGN KEY (tenant_id, viewer_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE;
 ALTER TABLE hidden_authors ADD FOREIGN KEY (tenant_id, author_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE;
@@ -75,7 +80,7 @@ CREATE TABLE viewer_hidden_cells (
     sum_lat7 bigint NOT NULL,
     sum_lng7 bigint NOT NULL,
     PRIMARY KEY (tenant_id, viewer_id, zoom, y, x)
-);
+) WITH (vacuum_truncate = false);
 SELECT admin.distribute_new_table('viewer_hidden_cells');
 ALTER TABLE viewer_hidden_cells ADD FOREIGN KEY (tenant_id, viewer_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE;
 
