@@ -32,6 +32,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CEpoll"),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(
             name: "Postgres",
             dependencies: [
@@ -46,6 +47,14 @@ let package = Package(
             ]
         ),
         .target(name: "Admission"),
+        // Sending mail over SMTP with TLS (libcurl): knows nothing of accounts or outboxes.
+        .target(
+            name: "Mail",
+            dependencies: [
+                "CCurl",
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "Credentials",
             dependencies: [
@@ -63,6 +72,7 @@ let package = Package(
                 "Admission",
                 "Postgres",
                 "Credentials",
+                "Mail",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -108,6 +118,9 @@ let package = Package(
         ),
         // The tests' one poll-until helper, shared by every test target.
         .target(name: "TestPolling", path: "Tests/TestPolling"),
+        // The loopback SMTP server the tests start (scripts/test-smtp-server.py) and its mailbox.
+        .target(name: "TestMailServer", dependencies: ["TestPolling"], path: "Tests/TestMailServer"),
+        .testTarget(name: "MailTests", dependencies: ["Mail", "TestMailServer", "TestPolling"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestPolling"]),
         .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "TestPolling"]),
         .testTarget(name: "AdmissionTests", dependencies: ["Admission", "TestPolling"]),
@@ -117,6 +130,7 @@ let package = Package(
                 "LandmarkRemark",
                 "IdentityProviderFake",
                 "TestPolling",
+                "TestMailServer",
                 .product(name: "LandmarkRemarkClient", package: "LandmarkRemarkClient"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),

@@ -27,6 +27,7 @@ LR_PG_FSYNC=off scripts/citus.sh start "$CLUSTER" 2
 start_restart_cluster "$RESTART_DIR"
 export_test_urls < <(scripts/citus.sh env "$CLUSTER")
 export LR_TEST_CITUS=1
+prepare_mail_server "$RESTART_DIR"
 
 swift build --build-tests
 # Migrate, then distribute, as an operator would: the tests find the schema ready.

@@ -36,6 +36,7 @@ BOUNDED_SUITES="BoundedWorkTests"
 LR_PG_FSYNC=off scripts/postgres.sh start "$DIR" "$(free_port)"
 start_restart_cluster "$RESTART_DIR"
 export_test_urls < <(scripts/postgres.sh env "$DIR")
+prepare_mail_server "$DIR"
 
 swift build --build-tests
 if [ $# -eq 0 ]; then
