@@ -6,4 +6,5 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/sha.h>
+#include <openssl/hmac.h>
 #endif

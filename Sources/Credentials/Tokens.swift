@@ -103,6 +103,23 @@ public enum Tokens {
         return Array(digest.prefix(Int(length)))
     }
 
+    /// HMAC-SHA-256 of `message` under `key` (32 bytes): for secrets too small to hash alone
+    /// (a 6-digit code has a million values), whose digest must not be checkable without the key.
+    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let result = key.withUnsafeBytes { k in
+            message.withUnsafeBytes { m in
+                digest.withUnsafeMutableBufferPointer { out in
+                    HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), m.baseAddress?.assumingMemoryBound(to: UInt8.self), m.count,
+                         out.baseAddress, &length)
+                }
+            }
+        }
+        guard result != nil, length == 32 else { fatalError("HMAC(SHA-256) failed: \(OpenSSLError.drainQueue())") }
+        return Array(digest.prefix(32))
+    }
+
     /// SHA-256 of the UTF-8 of `string`.
     public static func sha256(_ string: String) -> [UInt8] {
         sha256(Array(string.utf8))

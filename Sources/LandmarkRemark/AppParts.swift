@@ -26,6 +26,11 @@ struct AppParts: Sendable {
     let tokens = AccessTokenStore()
     let notes = NoteStore()
     let places = PlaceStore()
+    /// Delivers the mail outbox (codes, links, notices).
+    let mailSender: MailSender
+    /// The account messages, written with their codes.
+    let accountMail: AccountMail
+    let resets: PasswordResetService
 
     init(configuration: AppConfiguration, logger: Logger) async throws {
         self.configuration = configuration
@@ -44,7 +49,7 @@ struct AppParts: Sendable {
             pool: pool, perUser: configuration.events.streamsPerUser, perProcess: configuration.events.streamsPerProcess,
             heartbeat: configuration.events.heartbeat, pollInterval: configuration.events.pollInterval,
             readyTimeout: configuration.events.readyTimeout, logger: logger)
-        tenants = TenantStore()
+        tenants = TenantStore(canMail: configuration.identity.dataKey != nil)
         sessions = SessionStore(
             accessTokenLifetime: configuration.accounts.accessTokenLifetime,
             refreshTokenLifetime: configuration.accounts.refreshTokenLifetime,
@@ -65,6 +70,17 @@ struct AppParts: Sendable {
             verifier: IDTokenVerifier(keys: ProviderKeyCache(client: http, settings: configuration.identity)),
             apple: AppleAccountClient(client: http, settings: configuration.identity),
             secrets: try configuration.identity.dataKey.map(SecretBox.init(key:)))
+        // Mail needs the data key: it seals the outbox's messages and keys the codes.
+        let mailTenants = TenantMailStore(settings: configuration.mail)
+        let outbox = try configuration.identity.dataKey.map { MailOutbox(secrets: try SecretBox(key: $0)) }
+        mailSender = MailSender(
+            pool: pool, outbox: outbox, tenants: mailTenants,
+            clock: configuration.clock, settings: configuration.mail, logger: logger)
+        accountMail = AccountMail(
+            codes: configuration.identity.dataKey.map { AccountCodes(key: $0) }, outbox: outbox, tenants: mailTenants,
+            templates: MailTemplates(), limits: MailLimits(perRecipient: configuration.mail.perRecipient, perAddress: configuration.mail.perAddress),
+            clock: configuration.clock, sender: mailSender)
+        resets = PasswordResetService(pool: pool, users: users, sessions: sessions, hashing: hashing, mail: accountMail)
     }
 }
 

@@ -26,6 +26,7 @@ public func buildApplication(
             parts.pool, HashingPoolService(pool: parts.hashingPool), parts.events,
             RetentionService(pool: parts.pool, interval: configuration.operations.retentionInterval, logger: logger),
             NoteGridFolder(pool: parts.pool, interval: configuration.operations.gridFoldInterval, logger: logger),
+            parts.mailSender, parts.resets,
         ],
         logger: logger)
 }
@@ -56,7 +57,11 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let limit = configuration.server.bodyLimitBytes
     let accounts = AccountService(
         pool: parts.pool, tenants: parts.tenants, users: parts.users, sessions: parts.sessions, login: parts.login,
-        hashing: parts.hashing, identities: parts.identities)
+        hashing: parts.hashing, identities: parts.identities, mail: parts.accountMail)
+    let authenticator = Authenticator(pool: parts.pool, tokens: parts.tokens)
+    let recovery = RecoveryController(
+        verification: EmailVerificationService(pool: parts.pool, users: parts.users, mail: parts.accountMail), resets: parts.resets,
+        accounts: accounts, authenticator: authenticator, bodyLimit: limit)
     let auth = AuthController(accounts: accounts, bodyLimit: limit)
     let identities = IdentityController(
         signIns: SignInService(accounts: accounts, guestsPerAddressPerHour: configuration.identity.guestsPerAddressPerHour), bodyLimit: limit)
@@ -82,10 +87,13 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     v1.addRoutes(auth.endpoints, atPath: "auth")
     TenantsController(pool: parts.pool, tenants: parts.tenants).register(on: v1)
     v1.addRoutes(identities.signInEndpoints, atPath: "auth")
-    let authenticated = v1.group().add(middleware: Authenticator(pool: parts.pool, tokens: parts.tokens))
+    v1.addRoutes(recovery.passwordEndpoints, atPath: "auth/password")
+    v1.addRoutes(recovery.linkEndpoints, atPath: "me/email")
+    let authenticated = v1.group().add(middleware: authenticator)
         .add(middleware: FairShareMiddleware(shares: parts.shares))
     authenticated.addRoutes(auth.authenticatedEndpoints, atPath: "auth")
     authenticated.addRoutes(users.meEndpoints, atPath: "me")
+    authenticated.addRoutes(recovery.authenticatedEndpoints, atPath: "me/email")
     authenticated.addRoutes(identities.identityEndpoints, atPath: "me/identities")
     authenticated.addRoutes(blocks.endpoints, atPath: "me/blocks")
     authenticated.addRoutes(reports.myEndpoints, atPath: "me/reports")

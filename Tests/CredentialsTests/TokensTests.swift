@@ -94,3 +94,12 @@ import Testing
         #expect(!Tokens.constantTimeEquals(digest, Tokens.sha256("tokeN")))
     }
 }
+
+@Suite struct HMACTests {
+    /// RFC 4231 test case 2 ("Jefe"); and a different message gives a different digest.
+    @Test func matchesTheRFCVectors() {
+        let jefe = Tokens.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
+        #expect(Tokens.hex(jefe) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(Tokens.hmacSHA256(key: [1], message: [2]) != Tokens.hmacSHA256(key: [1], message: [3]))
+    }
+}

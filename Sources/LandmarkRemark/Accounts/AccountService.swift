@@ -13,6 +13,8 @@ struct AccountService: Sendable {
     let login: LoginService
     let hashing: PasswordHashing
     let identities: IdentityService
+    /// Verification codes for a new or changed email.
+    let mail: AccountMail
 
     /// The active tenant an unauthenticated call names (`X-Tenant`).
     func tenant(named slug: String?, logger: Logger) async throws -> Tenant {
@@ -22,13 +24,17 @@ struct AccountService: Sendable {
     // MARK: - Sessions
 
     /// A new account with a password, and its first session.
-    func signup(_ body: SignupBody, in tenant: Tenant, userAgent: String?, logger: Logger) async throws -> TokenResponse {
+    /// With an email, and a tenant that can mail, a verification code goes to it at once.
+    func signup(_ body: SignupBody, in tenant: Tenant, userAgent: String?, languages: [String], logger: Logger) async throws -> TokenResponse {
         let hash = try await hashing.hash(body.password)
-        return try await pool.withTenantTransaction(tenant.id, logger: logger) { connection in
+        let response = try await pool.withTenantTransaction(tenant.id, logger: logger) { connection in
             let user = try await users.create(tenantID: tenant.id, username: body.username, email: body.email, passwordHash: hash, on: connection)
             let tokens = try await sessions.create(tenantID: tenant.id, userID: user.id, userAgent: userAgent, on: connection)
+            if let email = body.email { try await sendVerification(to: email, tenantID: tenant.id, userID: user.id, languages: languages, on: connection, logger: logger) }
             return TokenResponse(user: user, tokens: tokens)
         }
+        mail.poke()
+        return response
     }
 
     /// A new session for a user whose password checks out (throttled per account and address).
@@ -99,15 +105,19 @@ struct AccountService: Sendable {
     }
 
     /// Changes email and/or password. A password change is confirmed and ends every other session.
-    func change(_ identity: Identity, to change: ProfileChange, address: String, logger: Logger) async throws -> Me {
+    ///
+    /// A new email replaces one the account has only once the code mailed to the new address
+    /// comes back (`pending_email` until then), and the old address is told; an account without
+    /// an email, or a tenant that cannot mail, takes it at once (unverified).
+    func change(_ identity: Identity, to change: ProfileChange, address: String, languages: [String], logger: Logger) async throws -> Me {
         var newHash: String?
         if let password = change.password {
             try await confirm(identity, with: password.confirmation, address: address, logger: logger)
             newHash = try await hashing.hash(password.new)
         }
-        return try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+        let changed = try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
             if case .some(let email) = change.email {
-                try await users.updateEmail(tenantID: identity.tenantID, id: identity.userID, email: email, on: connection)
+                try await changeEmail(identity, to: email, address: address, languages: languages, on: connection, logger: logger)
             }
             if let newHash {
                 try await users.updatePasswordHash(tenantID: identity.tenantID, id: identity.userID, hash: newHash, on: connection)
@@ -116,6 +126,47 @@ struct AccountService: Sendable {
             }
             return try await me(identity, on: connection)
         }
+        mail.poke()
+        return changed
+    }
+
+    private func changeEmail(
+        _ identity: Identity, to new: String?, address: String, languages: [String], on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let (tenantID, userID) = (identity.tenantID, identity.userID)
+        guard let user = try await users.mailFacts(tenantID: tenantID, id: userID, on: connection) else { throw AccountError.sessionEnded }
+        guard let new else {
+            // Removing the email ends a change waiting on a new one too.
+            try await users.updateEmail(tenantID: tenantID, id: userID, email: nil, on: connection)
+            try await mail.codes?.endAll(.verifyEmail, tenantID: tenantID, userID: userID, now: mail.clock.now(), on: connection)
+            return
+        }
+        let settings = try? await mail.settings(tenantID: tenantID, on: connection, logger: logger).0
+        guard let settings, let old = user.email, old.lowercased() != new.lowercased() else {
+            try await users.updateEmail(tenantID: tenantID, id: userID, email: new, on: connection)
+            if user.email?.lowercased() != new.lowercased() {
+                try await sendVerification(to: new, tenantID: tenantID, userID: userID, languages: languages, on: connection, logger: logger)
+            }
+            return
+        }
+        // Taken by another account: said now, not after the code came back.
+        if try await users.emailTaken(new, tenantID: tenantID, except: userID, on: connection) { throw AccountError.emailTaken }
+        let now = mail.clock.now()
+        try await mail.limits.take(recipient: new, address: address, tenantID: tenantID, now: now, on: connection)
+        _ = try await mail.sendCode(.verifyEmail, to: new, user: user, mail: settings, languages: languages, now: now, on: connection)
+        try await mail.sendNotice(.emailChangeNotice, to: old, user: user, mail: settings, languages: languages, values: ["email": new], now: now, on: connection)
+    }
+
+    /// A verification code to `email` when the tenant can mail and the address is under its limit.
+    private func sendVerification(
+        to email: String, tenantID: Int64, userID: Int64, languages: [String], on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        guard let settings = try? await mail.settings(tenantID: tenantID, on: connection, logger: logger).0,
+            let user = try await users.mailFacts(tenantID: tenantID, id: userID, on: connection)
+        else { return }
+        let now = mail.clock.now()
+        guard try await mail.limits.takeRecipient(email, tenantID: tenantID, now: now, on: connection) == nil else { return }
+        _ = try await mail.sendCode(.verifyEmail, to: email, user: user, mail: settings, languages: languages, now: now, on: connection)
     }
 
     /// Deletes the account once confirmed; sessions, notes and identities go with it, and

@@ -34,6 +34,49 @@ struct Confirmation: Sendable, Equatable {
     }
 }
 
+struct EmailVerificationSent: JSONResponse, Equatable {
+    /// Where the code went: the account's email, or the address it is being changed to.
+    var email: String
+    /// When the code stops working (the link lives longer: the tenant's setting, 24 hours by default).
+    var expiresAt: Date
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("email")
+            json.string(email)
+            json.key("expires_at")
+            json.timestamp(expiresAt)
+        }
+    }
+}
+
+struct EmailVerified: JSONResponse, Equatable {
+    /// The account's email, now verified.
+    var email: String
+    /// True: the email is verified.
+    var emailVerified: Bool
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("email")
+            json.string(email)
+            json.key("email_verified")
+            json.bool(emailVerified)
+        }
+    }
+}
+
+/// Generated: each field as read with its JSON type; nil where it is absent or wrong (the
+/// reader recorded why), and for a field that may be null, `.some(nil)` when it was null.
+struct ForgotPasswordRequest: Sendable, Equatable {
+    /// The username or email of the account.
+    var login: String?
+
+    init(reading reader: inout JSONObjectReader) {
+        login = reader.string("login")
+    }
+}
+
 /// Generated: each field as read with its JSON type; nil where it is absent or wrong (the
 /// reader recorded why), and for a field that may be null, `.some(nil)` when it was null.
 struct IDTokenSignInRequest: Sendable, Equatable {
@@ -123,6 +166,10 @@ struct Me: JSONResponse, Equatable {
     var id: Int64
     var username: String
     var email: String?
+    /// Whether the user proved they read `email` (a code or link from `POST /v1/me/email/verification`, or a password reset through it). A changed email is not verified.
+    var emailVerified: Bool
+    /// An address the email is being changed to (`PATCH /v1/me`), waiting for the code sent to it; `email` stays the old one until then. Null if none.
+    var pendingEmail: String?
     var createdAt: Date
     /// A guest account (`POST /v1/auth/guest`): no password and no identity yet. Linking an identity or setting a password makes it a full account.
     var guest: Bool
@@ -146,6 +193,8 @@ struct Me: JSONResponse, Equatable {
             json.timestamp(createdAt)
             json.key("email")
             json.string(email)
+            json.key("email_verified")
+            json.bool(emailVerified)
             json.key("guest")
             json.bool(guest)
             json.key("has_password")
@@ -160,12 +209,25 @@ struct Me: JSONResponse, Equatable {
             json.bool(moderator)
             json.key("note_count")
             json.integer(Int64(noteCount))
+            json.key("pending_email")
+            json.string(pendingEmail)
             json.key("place_count")
             json.integer(Int64(placeCount))
             json.key("terms_version")
             json.string(termsVersion)
             json.key("username")
             json.string(username)
+        }
+    }
+}
+
+/// The same whatever the login names: whether the account exists, has an email or has verified it is never told.
+struct PasswordResetRequested: JSONResponse, Equatable {
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("status")
+            json.string("requested")
         }
     }
 }
@@ -199,6 +261,27 @@ struct RefreshRequest: Sendable, Equatable {
 
     init(reading reader: inout JSONObjectReader) {
         refreshToken = reader.string("refresh_token")
+    }
+}
+
+/// `login` with `code`, or `token` (the link's) alone.
+/// Generated: each field as read with its JSON type; nil where it is absent or wrong (the
+/// reader recorded why), and for a field that may be null, `.some(nil)` when it was null.
+struct ResetPasswordRequest: Sendable, Equatable {
+    /// With `code`: the username or email the reset was asked for.
+    var login: String?
+    /// The 6-digit code from the message.
+    var code: String?
+    /// Instead of `login` and `code`: the token of the message's link (needs no `X-Tenant`).
+    var token: String?
+    /// The new password, under the tenant's rules as at sign-up.
+    var newPassword: String?
+
+    init(reading reader: inout JSONObjectReader) {
+        login = reader.string("login", required: false)
+        code = reader.string("code", required: false)
+        token = reader.string("token", required: false)
+        newPassword = reader.string("new_password")
     }
 }
 
@@ -320,5 +403,20 @@ struct User: JSONResponse, Equatable {
             json.key("username")
             json.string(username)
         }
+    }
+}
+
+/// Exactly one of `code` (signed in) or `token` (the link's, without a sign-in).
+/// Generated: each field as read with its JSON type; nil where it is absent or wrong (the
+/// reader recorded why), and for a field that may be null, `.some(nil)` when it was null.
+struct VerifyEmailRequest: Sendable, Equatable {
+    /// The 6-digit code from the message; needs the account's access token.
+    var code: String?
+    /// The token of the message's link (the page at `/t/{tenant}/links/verify` posts it); needs no access token or `X-Tenant`.
+    var token: String?
+
+    init(reading reader: inout JSONObjectReader) {
+        code = reader.string("code", required: false)
+        token = reader.string("token", required: false)
     }
 }

@@ -22,7 +22,8 @@ struct AuthController {
         var request = request
         let tenant = try await tenant(of: request, context: context)
         let body = try await request.decode(SignupBody.self, rules: tenant, context: context, limit: bodyLimit)
-        let response = try await accounts.signup(body, in: tenant, userAgent: request.headers[.userAgent], logger: context.logger)
+        let response = try await accounts.signup(
+            body, in: tenant, userAgent: request.headers[.userAgent], languages: RecoveryController.languages(request), logger: context.logger)
         return EditedResponse(status: .created, response: response)
     }
 

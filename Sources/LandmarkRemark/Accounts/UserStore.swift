@@ -79,7 +79,7 @@ struct UserStore: Sendable {
             SELECT u.id, u.username, u.email, u.created_at, u.guest, u.password_hash IS NOT NULL,
                    (SELECT count(*) FROM notes n WHERE n.tenant_id = \(tenantID) AND n.user_id = u.id),
                    (SELECT count(*) FROM places p WHERE p.tenant_id = \(tenantID) AND p.created_by = u.id),
-                   u.terms_version, u.moderation, u.moderator
+                   u.terms_version, u.moderation, u.moderator, u.email_verified_at IS NOT NULL, \(Self.pendingEmail(tenantID: tenantID))
             FROM users u
             WHERE u.tenant_id = \(tenantID) AND u.id = \(id)
             """)
@@ -87,10 +87,71 @@ struct UserStore: Sendable {
         let (id, username, email, created, guest, hasPassword, notes, places) =
             try row.decode((Int64, String, String?, Date, Bool, Bool, Int, Int).self)
         return Me(
-            id: id, username: username, email: email, createdAt: created, guest: guest, hasPassword: hasPassword,
+            id: id, username: username, email: email, emailVerified: try row.decode(Bool.self, column: 11),
+            pendingEmail: try row.decode(String?.self, column: 12), createdAt: created, guest: guest, hasPassword: hasPassword,
             identities: [], noteCount: notes, placeCount: places, termsVersion: try row.decode(String?.self, column: 8),
             moderation: try row.decode(String?.self, column: 9).flatMap(Me.Moderation.init(rawValue:)),
             moderator: try row.decode(Bool.self, column: 10))
+    }
+
+    /// An address `users u`'s email is being changed to: the newest live verification code's,
+    /// when it is not the current email (migration 0031).
+    static func pendingEmail(tenantID: Int64) -> PostgresQuery {
+        """
+        (SELECT c.email FROM account_codes c
+         WHERE c.tenant_id = \(tenantID) AND c.user_id = u.id AND c.purpose = 'verify_email' AND c.ended_at IS NULL
+           AND c.link_expires_at > now() AND lower(c.email) IS DISTINCT FROM lower(u.email)
+         ORDER BY c.id DESC LIMIT 1)
+        """
+    }
+
+    /// What mail to an account needs: its name, its email and whether it is verified, and an
+    /// address a change waits on.
+    struct MailFacts: Sendable {
+        let id: Int64
+        let username: String
+        let email: String?
+        let verified: Bool
+        let pendingEmail: String?
+
+        init(_ row: (Int64, String, String?, Bool, String?)) {
+            (id, username, email, verified, pendingEmail) = row
+        }
+    }
+
+    /// The active user `id`'s mail facts.
+    func mailFacts(tenantID: Int64, id: Int64, on connection: PostgresConnection) async throws -> MailFacts? {
+        try await connection.query("""
+            SELECT u.id, u.username, u.email, u.email_verified_at IS NOT NULL, \(Self.pendingEmail(tenantID: tenantID))
+            FROM users u WHERE u.tenant_id = \(tenantID) AND u.id = \(id) AND u.disabled_at IS NULL
+            """).first.map { try MailFacts(($0.decode((Int64, String, String?, Bool, String?).self))) }
+    }
+
+    /// The active user `login` names (username or email, as a login does), with its mail facts.
+    func mailFacts(tenantID: Int64, login: String, on connection: PostgresConnection) async throws -> MailFacts? {
+        try await connection.query("""
+            SELECT u.id, u.username, u.email, u.email_verified_at IS NOT NULL, NULL::text
+            FROM (\(Self.findForLogin(tenantID: tenantID, login: login))) found
+            JOIN users u ON u.tenant_id = \(tenantID) AND u.id = found.id
+            """).first.map { try MailFacts(($0.decode((Int64, String, String?, Bool, String?).self))) }
+    }
+
+    /// Whether another account of the tenant has `email` (ignoring case, as the unique index does).
+    func emailTaken(_ email: String, tenantID: Int64, except userID: Int64, on connection: PostgresConnection) async throws -> Bool {
+        try await !connection.query("""
+            SELECT FROM users WHERE tenant_id = \(tenantID) AND lower(email) = lower(\(email)) AND id <> \(userID)
+            """).isEmpty
+    }
+
+    /// Sets `email` and marks it verified; a clash with another account's is `.emailTaken`.
+    func setVerifiedEmail(tenantID: Int64, id: Int64, email: String, now: Date, on connection: PostgresConnection) async throws {
+        do {
+            try await connection.query("""
+                UPDATE users SET email = \(email), email_verified_at = \(now) WHERE tenant_id = \(tenantID) AND id = \(id)
+                """)
+        } catch let error as PostgresError {
+            throw Self.mapConflict(error)
+        }
     }
 
     /// An active user's public profile, by name ignoring case; `note_count` counts public notes only.

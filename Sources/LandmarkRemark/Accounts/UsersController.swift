@@ -28,7 +28,8 @@ struct UsersController {
         let identity = try context.requireIdentity()
         let rules = try await accounts.changeRules(for: identity, logger: context.logger)
         let change = try await request.decode(ProfileChange.self, rules: rules, context: context, limit: bodyLimit)
-        return try await accounts.change(identity, to: change, address: context.clientAddress, logger: context.logger)
+        return try await accounts.change(
+            identity, to: change, address: context.clientAddress, languages: RecoveryController.languages(request), logger: context.logger)
     }
 
     /// Accepts the tenant's current terms of use.

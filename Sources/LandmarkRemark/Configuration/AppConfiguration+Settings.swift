@@ -103,9 +103,10 @@ extension AppConfiguration {
             ]),
             SettingGroup(title: "Sign-in providers and guests", settings: [
                 Setting("LR_DATA_KEY", allowed: "32 random bytes in base64", example: "", help: """
-                    Seals Apple's refresh tokens at rest (openssl rand -base64 32); without it Apple \
-                    authorization codes are not exchanged, so Apple tokens cannot be revoked when an account is \
-                    deleted. Keep it with your secrets: losing it only means those tokens cannot be revoked.
+                    Seals Apple's refresh tokens and the mail outbox's messages at rest, and keys emailed \
+                    codes (openssl rand -base64 32); without it Apple authorization codes are not exchanged \
+                    (Apple tokens cannot be revoked when an account is deleted) and no mail is sent. Keep it \
+                    with your secrets: losing it voids those tokens and the codes and messages in flight.
                     """) { text, configuration in
                     // Standard base64 (what `openssl rand -base64 32` prints) or base64url.
                     let urlSafe = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
@@ -132,6 +133,33 @@ extension AppConfiguration {
                     """),
                 .integer("LR_REPORTS_PER_TENANT_PER_HOUR", \.safety.reportsPerTenantPerHour, 1...10_000_000, help: """
                     Reports one tenant may receive in an hour from all its users, against floods; 429 beyond.
+                    """),
+            ]),
+            SettingGroup(title: "Mail", settings: [
+                .boolean("LR_MAIL_SENDER", \.mail.senderEnabled, help: """
+                    Whether this replica delivers mail from the outbox (every replica may: each message is \
+                    sent by one). Each tenant's relay is its own setting (SELECT admin.set_tenant_mail(…)); \
+                    mail also needs LR_DATA_KEY, which seals messages and keys their codes.
+                    """),
+                .duration("LR_MAIL_POLL_INTERVAL_MS", \.mail.pollInterval, .milliseconds, 10...600_000, help: """
+                    How often an idle sender looks for mail made by other replicas; mail made on this one \
+                    wakes it at once.
+                    """),
+                .text("LR_SMTP_CA_FILE", \.mail.caFile, allowed: "a PEM file, or empty", help: """
+                    Certificate authorities to trust for the relays' TLS instead of the system's (a private \
+                    relay's CA); empty: the system's.
+                    """),
+                .duration("LR_MAIL_RELAY_BACKOFF_MAX_SECONDS", \.mail.relayBackoffCap, .seconds, 1...3600, help: """
+                    The longest a tenant's mail waits, in order, before a relay that could not be reached or \
+                    refused the login is tried again (5 s, doubling).
+                    """),
+                .integer("LR_MAIL_PER_RECIPIENT", \.mail.perRecipient, 1...1000, help: """
+                    Messages to one address per 15 minutes (codes and links); 429 beyond, and a reset \
+                    request past it sends nothing.
+                    """),
+                .integer("LR_MAIL_PER_ADDRESS", \.mail.perAddress, 1...100_000, help: """
+                    Requests that send mail (verification, reset) from one client address per tenant per hour; \
+                    429 beyond.
                     """),
             ]),
             SettingGroup(title: "Event streams", settings: [

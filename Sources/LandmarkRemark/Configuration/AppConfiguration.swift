@@ -16,6 +16,9 @@ public struct AppConfiguration: Sendable {
     public var web = WebAppSettings()
     public var operations = OperationsSettings()
     public var safety = SafetySettings()
+    public var mail = MailSettings()
+    /// The time the service's rules read (codes' and messages' lifetimes); tests move their own.
+    public var clock = WallClock.system
 
     public init() {}
 

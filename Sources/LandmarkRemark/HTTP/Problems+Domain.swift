@@ -12,6 +12,7 @@ extension AppError {
         case let error as EventError: self = Self.problem(for: error)
         case let error as IdentityError: self = Self.problem(for: error)
         case let error as SafetyError: self = Self.problem(for: error)
+        case let error as RecoveryError: self = Self.problem(for: error)
         case let error as ContentRefused:
             self = AppError(
                 .unprocessableContent, code: "content_refused", title: "Content refused",
@@ -98,6 +99,33 @@ extension AppError {
         case .userNotFound: .notFound("user")
         case .hashingBusy: .unavailable(retryAfter: 1)
         case .tooManyStreamTickets: .rateLimited(retryAfter: 5)
+        }
+    }
+
+    private static func problem(for error: RecoveryError) -> AppError {
+        switch error {
+        case .mailNotConfigured:
+            AppError(
+                .serviceUnavailable, code: "mail_not_configured", title: "Mail not configured",
+                detail: "this app cannot send email: its operator has not set up a mail relay")
+        case .noEmail:
+            AppError(.conflict, code: "no_email", title: "No email", detail: "the account has no email; set one with PATCH /v1/me first")
+        case .alreadyVerified:
+            AppError(.conflict, code: "email_already_verified", title: "Email already verified", detail: "the account's email is verified already")
+        case .invalidCode:
+            AppError(.unprocessableContent, code: "invalid_code", title: "Invalid code", detail: "the code or link is not right")
+        case .codeExpired:
+            AppError(
+                .unprocessableContent, code: "code_expired", title: "Code expired",
+                detail: "the code or link was used, replaced by a newer one, tried wrongly too often, or is too old; ask for a new one")
+        case .tooMuchMail(let seconds):
+            AppError(
+                .tooManyRequests, code: "rate_limited", title: "Too many requests",
+                detail: "too many messages to this address or from this client; retry after \(seconds) seconds", retryAfter: seconds)
+        case .emailNotVerified:
+            AppError(
+                .forbidden, code: "email_not_verified", title: "Email not verified",
+                detail: "this app asks for a verified email before posting: verify it (POST /v1/me/email/verification)")
         }
     }
 

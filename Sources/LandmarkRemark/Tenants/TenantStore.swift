@@ -13,6 +13,9 @@ struct Tenant: Sendable {
 /// resolve `X-Tenant` before any tenant is set, each with one statement on the pool it is
 /// given (no tenant to set, no transaction). Operators create them.
 struct TenantStore: Sendable {
+    /// Whether the service can mail at all (it has a data key); a tenant also needs a relay.
+    var canMail = false
+
     /// The active tenant an unauthenticated call names with `X-Tenant`.
     func active(named slug: String?, on pool: PostgresPool, logger: Logger) async throws -> Tenant {
         guard let slug, !slug.isEmpty else { throw TenantError.headerMissing }
@@ -34,28 +37,37 @@ struct TenantStore: Sendable {
     struct WritePolicy: Sendable {
         let filter: ContentFilter
         let termsAccepted: Bool
+        /// False where the tenant requires a verified email and the user has none (and no
+        /// identity whose provider vouches for them).
+        var emailVerified = true
 
-        /// Whether `text` (of `field`) is held; throws when the terms or the word list refuse it.
+        /// Whether `text` (of `field`) is held; throws when the terms, the email rule or the word list refuse it.
         func holds(_ text: String?, field: String) throws -> Bool {
             guard termsAccepted else { throw TenantError.termsNotAccepted }
+            guard emailVerified else { throw RecoveryError.emailNotVerified }
             return try filter.holds(text, field: field)
         }
     }
 
     func writePolicy(tenantID: Int64, userID: Int64, on connection: some PostgresQuerying) async throws -> WritePolicy {
         let rows = try await connection.query("""
-            SELECT t.filter_action, t.filter_words, NOT t.terms_required OR u.terms_version IS NOT DISTINCT FROM t.terms_version
+            SELECT t.filter_action, t.filter_words, NOT t.terms_required OR u.terms_version IS NOT DISTINCT FROM t.terms_version,
+                   NOT t.email_verification_required OR u.email_verified_at IS NOT NULL
+                   OR EXISTS (SELECT FROM user_identities i WHERE i.tenant_id = \(tenantID) AND i.user_id = u.id)
             FROM tenants t, users u
             WHERE t.id = \(tenantID) AND u.tenant_id = \(tenantID) AND u.id = \(userID)
             """)
         guard let row = rows.first else { return WritePolicy(filter: .none, termsAccepted: true) }
-        return WritePolicy(filter: try Self.filter(from: row), termsAccepted: try row.decode(Bool.self, column: 2))
+        return WritePolicy(
+            filter: try Self.filter(from: row), termsAccepted: try row.decode(Bool.self, column: 2), emailVerified: try row.decode(Bool.self, column: 3))
     }
 
     /// The tenant's public facts (`GET /v1/tenant`), its providers read as the tenant.
     func info(of tenant: Tenant, on pool: PostgresPool, logger: Logger) async throws -> TenantInfo {
         let row = try await pool.query("""
-            SELECT name, terms_url, terms_version, terms_required, contact_url, contact_email FROM tenants WHERE id = \(tenant.id)
+            SELECT name, terms_url, terms_version, terms_required, contact_url, contact_email, email_verification_required,
+                   mail_smtp_url IS NOT NULL
+            FROM tenants WHERE id = \(tenant.id)
             """, logger: logger)[0]
         let providers = try await pool.query(
             "SELECT provider FROM identity_providers WHERE tenant_id = \(tenant.id) ORDER BY provider", tenant: tenant.id, logger: logger)
@@ -64,7 +76,8 @@ struct TenantStore: Sendable {
             termsVersion: try row.decode(String?.self, column: 2), termsRequired: try row.decode(Bool.self, column: 3),
             contactUrl: try row.decode(String?.self, column: 4), contactEmail: try row.decode(String?.self, column: 5),
             guestsEnabled: tenant.guestsEnabled, signInProviders: try providers.map { try $0.decode(String.self, column: 0) },
-            minPasswordLength: tenant.minPasswordLength)
+            minPasswordLength: tenant.minPasswordLength, emailVerificationRequired: try row.decode(Bool.self, column: 6),
+            passwordResetAvailable: try canMail && row.decode(Bool.self, column: 7))
     }
 
     /// The tenant's current terms version, in the caller's transaction.

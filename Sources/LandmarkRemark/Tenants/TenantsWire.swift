@@ -22,6 +22,10 @@ struct TenantInfo: JSONResponse, Equatable {
     /// The identity providers `POST /v1/auth/id-token` accepts: `apple`, `google`, `oidc:<name>`.
     var signInProviders: [String]
     var minPasswordLength: Int
+    /// Whether accounts with a password must verify their email before posting notes or places (`403 email_not_verified`).
+    var emailVerificationRequired: Bool
+    /// Whether the tenant can mail codes: password reset (`POST /v1/auth/password/forgot`) and email verification work.
+    var passwordResetAvailable: Bool
 
     func write(to json: inout JSONWriter) {
         json.object { json in
@@ -29,12 +33,16 @@ struct TenantInfo: JSONResponse, Equatable {
             json.string(contactEmail)
             json.key("contact_url")
             json.string(contactUrl)
+            json.key("email_verification_required")
+            json.bool(emailVerificationRequired)
             json.key("guests_enabled")
             json.bool(guestsEnabled)
             json.key("min_password_length")
             json.integer(Int64(minPasswordLength))
             json.key("name")
             json.string(name)
+            json.key("password_reset_available")
+            json.bool(passwordResetAvailable)
             json.key("sign_in_providers")
             json.array(signInProviders)
             json.key("slug")

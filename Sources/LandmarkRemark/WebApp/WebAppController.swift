@@ -1,7 +1,10 @@
 import Hummingbird
 
+import Foundation
+
 /// `GET /app-config.json`: what the browser app needs to know before its first call,
-/// from the service's settings (so one build of `web/` serves any deployment).
+/// from the service's settings (so one build of `web/` serves any deployment); and
+/// `GET /t/{tenant}/links/{verify|reset}`, the page a mailed link opens (`web/links.html`).
 struct WebAppController {
     let settings: WebAppSettings
 
@@ -10,6 +13,17 @@ struct WebAppController {
         let config = WebAppConfig(settings: settings)
         router.get("app-config.json") { _, _ in
             EditedResponse(headers: [.cacheControl: "no-cache"], response: config)
+        }
+        // One page for every tenant and both kinds: it reads which from its path, and the token
+        // from its fragment. Loading it changes nothing (a mail scanner's GET); the person's tap
+        // posts the token. No Referer may carry its URL, and no cache keep it.
+        let page = (try? Data(contentsOf: URL(fileURLWithPath: settings.directory).appendingPathComponent("links.html"))) ?? Data()
+        router.get("t/:tenant/links/:page") { _, context -> Response in
+            guard ["verify", "reset"].contains(context.parameters.get("page") ?? "") else { throw AppError.notFound("page") }
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store", .referrerPolicy: "no-referrer"],
+                body: .init(byteBuffer: ByteBuffer(bytes: page)))
         }
     }
 }

@@ -39,6 +39,30 @@ extension API {
         let id: String
     }
 
+    struct EmailVerificationSent: APIModel {
+        /// Where the code went: the account's email, or the address it is being changed to.
+        let email: String
+        /// When the code stops working (the link lives longer: the tenant's setting, 24 hours by default).
+        let expiresAt: Timestamp
+
+        enum CodingKeys: String, CodingKey {
+            case email
+            case expiresAt = "expires_at"
+        }
+    }
+
+    struct EmailVerified: APIModel {
+        /// The account's email, now verified.
+        let email: String
+        /// True: the email is verified.
+        let emailVerified: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case email
+            case emailVerified = "email_verified"
+        }
+    }
+
     struct FieldError: APIModel {
         /// The field's name; nested fields are dotted (`password.new`).
         let field: String
@@ -62,6 +86,10 @@ extension API {
         let id: String
         let username: String
         @Nullable var email: String?
+        /// Whether the user proved they read `email` (a code or link from `POST /v1/me/email/verification`, or a password reset through it). A changed email is not verified.
+        let emailVerified: Bool
+        /// An address the email is being changed to (`PATCH /v1/me`), waiting for the code sent to it; `email` stays the old one until then. Null if none.
+        @Nullable var pendingEmail: String?
         let createdAt: Timestamp
         /// A guest account (`POST /v1/auth/guest`): no password and no identity yet. Linking an identity or setting a password makes it a full account.
         let guest: Bool
@@ -84,6 +112,8 @@ extension API {
             case id
             case username
             case email
+            case emailVerified = "email_verified"
+            case pendingEmail = "pending_email"
             case createdAt = "created_at"
             case guest
             case hasPassword = "has_password"
@@ -211,6 +241,12 @@ extension API {
             case items
             case nextCursor = "next_cursor"
         }
+    }
+
+    /// The same whatever the login names: whether the account exists, has an email or has verified it is never told.
+    struct PasswordResetRequested: APIModel {
+        /// If the login names an account with a verified email, a code and link are on their way to it.
+        let status: String
     }
 
     struct Place: APIModel {
@@ -352,6 +388,10 @@ extension API {
         /// The identity providers `POST /v1/auth/id-token` accepts: `apple`, `google`, `oidc:<name>`.
         let signInProviders: [String]
         let minPasswordLength: Int
+        /// Whether accounts with a password must verify their email before posting notes or places (`403 email_not_verified`).
+        let emailVerificationRequired: Bool
+        /// Whether the tenant can mail codes: password reset (`POST /v1/auth/password/forgot`) and email verification work.
+        let passwordResetAvailable: Bool
 
         enum CodingKeys: String, CodingKey {
             case slug
@@ -364,6 +404,8 @@ extension API {
             case guestsEnabled = "guests_enabled"
             case signInProviders = "sign_in_providers"
             case minPasswordLength = "min_password_length"
+            case emailVerificationRequired = "email_verification_required"
+            case passwordResetAvailable = "password_reset_available"
         }
     }
 

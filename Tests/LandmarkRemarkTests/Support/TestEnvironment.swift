@@ -51,6 +51,9 @@ enum TestEnvironment {
         // waiting took 72 s on a loaded machine, longer than production's 30 s, so the first
         // had expired. The test about expiry sets its own, short one.
         configuration.events.ticketLifetime = 300
+        // No mail sender polling the shared database beside every suite: the mail suites
+        // (MailTestRig) turn it on, or drive one of their own.
+        configuration.mail.senderEnabled = false
         adjust(&configuration)
         return configuration
     }

@@ -1,0 +1,165 @@
+import Credentials
+import Foundation
+import Postgres
+
+/// The outbox's SQL (migration 0031): messages written in their code's transaction, and the
+/// senders' claims and records. Every statement names its tenant (Citus routes it to one shard).
+struct MailOutbox: Sendable {
+    /// Seals each message's words: they carry a live code.
+    let secrets: SecretBox
+
+    /// A message to send, rendered.
+    struct Outgoing: Sendable {
+        let kind: MailKind
+        let userID: Int64?
+        let recipient: String
+        let words: MailTemplates.Rendered
+        /// The code's end: unsent by then, the message is dropped.
+        let notAfter: Date
+    }
+
+    /// Writes `message` in the caller's transaction. A pending message of the same kind to the
+    /// same user is replaced (its code was just ended); mail to an address the relay refused for
+    /// good is kept as `suppressed`, unsent.
+    func enqueue(_ message: Outgoing, tenant: TenantMail, now: Date, on connection: PostgresConnection) async throws {
+        if let userID = message.userID {
+            try await connection.query("""
+                UPDATE mail_outbox SET state = 'replaced', payload_sealed = NULL, finished_at = \(now)
+                WHERE tenant_id = \(tenant.tenantID) AND user_id = \(userID) AND kind = \(message.kind.rawValue) AND state = 'pending'
+                """)
+        }
+        let messageID = "<lr.\(tenant.tenantID).\(Tokens.hex(Tokens.randomBytes(count: 16)))@\(tenant.from.domain)>"
+        let sealed = PostgresBytes(secrets.seal(Array(try JSONEncoder().encode(message.words)), binding: Self.binding(tenant.tenantID, messageID)))
+        try await connection.query("""
+            INSERT INTO mail_outbox (tenant_id, user_id, kind, recipient, message_id, payload_sealed, not_after, state,
+                                     next_attempt_at, created_at, finished_at)
+            SELECT \(tenant.tenantID), \(message.userID), \(message.kind.rawValue), \(message.recipient), \(messageID),
+                   CASE WHEN s.address IS NULL THEN \(sealed) END, \(message.notAfter),
+                   CASE WHEN s.address IS NULL THEN 'pending' ELSE 'suppressed' END, \(now), \(now),
+                   CASE WHEN s.address IS NOT NULL THEN \(now) END
+            FROM (SELECT) one LEFT JOIN mail_suppressions s ON s.tenant_id = \(tenant.tenantID) AND s.address = lower(\(message.recipient))
+            """)
+    }
+
+    /// A message a sender took: what it needs to send it, and the attempt it records under.
+    struct Claimed: Sendable {
+        let id: Int64
+        let attempt: Int
+        /// The message's own refusals so far, which space its retries.
+        let failures: Int
+        let kind: MailKind
+        let recipient: String
+        let messageID: String
+        let notAfter: Date
+        let createdAt: Date
+        /// Nil when the message cannot be opened (sealed under another data key).
+        let words: MailTemplates.Rendered?
+    }
+
+    /// The tenant's next due messages in order, each attempt numbered: whoever claims a message
+    /// again (after a sender died) makes the earlier attempt's record count for nothing.
+    func claim(tenantID: Int64, now: Date, limit: Int, on connection: some PostgresQuerying) async throws -> [Claimed] {
+        let rows = try await connection.query("""
+            WITH due AS (
+                SELECT tenant_id, id FROM mail_outbox
+                WHERE tenant_id = \(tenantID) AND state = 'pending' AND next_attempt_at <= \(now)
+                ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            UPDATE mail_outbox m SET attempts = m.attempts + 1
+            FROM due WHERE m.tenant_id = due.tenant_id AND m.id = due.id
+            RETURNING m.id, m.attempts, m.failures, m.kind, m.recipient, m.message_id, m.not_after, m.created_at, m.payload_sealed
+            """)
+        return try rows.map { row in
+            let (id, attempt, failures, kind, recipient, messageID, notAfter, createdAt, sealed) =
+                try row.decode((Int64, Int, Int, String, String, String, Date, Date, PostgresBytes?).self)
+            // Nil when it cannot be opened (the data key changed): the sender fails it.
+            let words = sealed.flatMap {
+                try? JSONDecoder().decode(MailTemplates.Rendered.self, from: Data(secrets.open($0.bytes, binding: Self.binding(tenantID, messageID))))
+            }
+            return Claimed(
+                id: id, attempt: attempt, failures: failures, kind: MailKind(rawValue: kind) ?? .verifyEmail, recipient: recipient, messageID: messageID,
+                notAfter: notAfter, createdAt: createdAt, words: words)
+        }.sorted { $0.id < $1.id }
+    }
+
+    /// How an attempt ended, as the outbox keeps it.
+    enum Record: Sendable {
+        case sent(code: Int)
+        /// Final: `failed` (refused for good), `expired` (its code ended first).
+        case final(state: String, code: Int?, error: String, suppress: Bool)
+        /// Try again at `next`, counting one more failure of this message.
+        case retry(next: Date, code: Int?, error: String)
+    }
+
+    /// Records attempt `attempt` of message `id`, only if no later attempt was claimed since.
+    @discardableResult
+    func record(_ record: Record, tenantID: Int64, id: Int64, attempt: Int, recipient: String, now: Date, on connection: some PostgresQuerying) async throws -> Bool {
+        let rows: PostgresRows
+        switch record {
+        case .sent(let code):
+            rows = try await connection.query("""
+                UPDATE mail_outbox SET state = 'sent', payload_sealed = NULL, finished_at = \(now), last_smtp_code = \(code), last_error = NULL
+                WHERE tenant_id = \(tenantID) AND id = \(id) AND attempts = \(attempt) AND state = 'pending' RETURNING 1
+                """)
+        case .final(let state, let code, let error, let suppress):
+            rows = try await connection.query("""
+                WITH done AS (
+                    UPDATE mail_outbox SET state = \(state), payload_sealed = NULL, finished_at = \(now), last_smtp_code = \(code),
+                                           last_error = left(\(error), 500)
+                    WHERE tenant_id = \(tenantID) AND id = \(id) AND attempts = \(attempt) AND state = 'pending' RETURNING 1),
+                suppressed AS (
+                    INSERT INTO mail_suppressions (tenant_id, address, smtp_code, detail, created_at)
+                    SELECT \(tenantID), lower(\(recipient)), \(code), left(\(error), 500), \(now) FROM done WHERE \(suppress)
+                    ON CONFLICT (tenant_id, address) DO NOTHING)
+                SELECT 1 FROM done
+                """)
+        case .retry(let next, let code, let error):
+            rows = try await connection.query("""
+                UPDATE mail_outbox SET failures = failures + 1, next_attempt_at = \(next), last_smtp_code = \(code), last_error = left(\(error), 500)
+                WHERE tenant_id = \(tenantID) AND id = \(id) AND attempts = \(attempt) AND state = 'pending' RETURNING 1
+                """)
+        }
+        return !rows.isEmpty
+    }
+
+    // MARK: - The tenant's queue
+
+    /// Takes (or renews) the tenant's queue for `holder` until `until`, unless another sender
+    /// holds it or its relay is resting; returns the relay's consecutive failures when taken.
+    func holdQueue(tenantID: Int64, holder: String, now: Date, until: Date, on connection: some PostgresQuerying) async throws -> Int? {
+        try await connection.query("""
+            INSERT INTO mail_queues AS q (tenant_id, held_by, held_until) VALUES (\(tenantID), \(holder), \(until))
+            ON CONFLICT (tenant_id) DO UPDATE SET held_by = excluded.held_by, held_until = excluded.held_until
+            WHERE (q.held_until IS NULL OR q.held_until <= \(now) OR q.held_by = \(holder))
+              AND (q.blocked_until IS NULL OR q.blocked_until <= \(now))
+            RETURNING q.relay_failures
+            """).first?.decode(Int.self, column: 0)
+    }
+
+    /// Lets the queue go; `relayWorked` clears the relay's failures.
+    func releaseQueue(tenantID: Int64, holder: String, relayWorked: Bool, on connection: some PostgresQuerying) async throws {
+        try await connection.query("""
+            UPDATE mail_queues SET held_by = NULL, held_until = NULL,
+                relay_failures = CASE WHEN \(relayWorked) THEN 0 ELSE relay_failures END,
+                last_error = CASE WHEN \(relayWorked) THEN NULL ELSE last_error END
+            WHERE tenant_id = \(tenantID) AND held_by = \(holder)
+            """)
+    }
+
+    /// The relay could not be used: no sender tries this tenant's queue before `until`.
+    func restQueue(tenantID: Int64, holder: String, until: Date, error: String, on connection: some PostgresQuerying) async throws {
+        try await connection.query("""
+            UPDATE mail_queues SET held_by = NULL, held_until = NULL, blocked_until = \(until), relay_failures = relay_failures + 1,
+                last_error = left(\(error), 500)
+            WHERE tenant_id = \(tenantID) AND held_by = \(holder)
+            """)
+    }
+
+    /// The tenants with mail due (every tenant's, for the senders).
+    func dueTenants(now: Date, on pool: PostgresPool) async throws -> [Int64] {
+        try await pool.query("SELECT mail_due_tenants(\(now))").map { try $0.decode(Int64.self, column: 0) }
+    }
+
+    private static func binding(_ tenantID: Int64, _ messageID: String) -> [UInt8] {
+        Array("mail_outbox:\(tenantID):\(messageID)".utf8)
+    }
+}
