@@ -29,7 +29,7 @@ trap 'exit 130' INT TERM
 # CancellationTests' three 200 ms timeouts to 3.3 s. BoundedWorkTests' "422 at once"
 # (under 300 ms) took 312 ms beside the whole suite in a CI run (session 10), and beside the
 # event suites one of their streams missed an event: it runs last, alone.
-LATENCY_SUITES="FairShareTests|EventsTests|CancellationTests"
+LATENCY_SUITES="FairShareTests|EventsTests|CancellationTests|ResetEnumerationTests"
 BOUNDED_SUITES="BoundedWorkTests"
 
 # fsync off: a throwaway cluster does not need durability, and tests run faster.

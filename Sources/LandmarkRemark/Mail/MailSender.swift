@@ -3,6 +3,7 @@ import Logging
 import Mail
 import Postgres
 import ServiceLifecycle
+import Synchronization
 
 /// Delivers the outbox. Every replica may run one: per tenant, the sender that holds the
 /// tenant's queue sends its due messages in order, one at a time, and records each; the others
@@ -22,8 +23,8 @@ final class MailSender: Service, Sendable {
     /// Runs after the relay accepted a message and before it is recorded: tests make a sender
     /// die there (it throws), the window in which a message is sent twice.
     let afterAccepted: @Sendable (Int64) async throws -> Void
-    private let wake: AsyncStream<Void>.Continuation
-    private let wakes: AsyncStream<Void>
+    /// Whether a message was made here since the sender last looked, and its nap to cut short.
+    private let wake = Mutex<(poked: Bool, nap: Task<Void, Never>?)>((false, nil))
 
     init(
         pool: PostgresPool, outbox: MailOutbox?, tenants: TenantMailStore, clock: WallClock, settings: MailSettings, logger: Logger,
@@ -38,11 +39,28 @@ final class MailSender: Service, Sendable {
         self.logger = logger
         self.afterAccepted = afterAccepted
         holder = "\(ProcessInfo.processInfo.hostName.prefix(60))/\(getpid())/\(UUID().uuidString.prefix(8))"
-        (wakes, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Tells an idle sender that a message was just written.
-    func poke() { wake.yield() }
+    func poke() {
+        wake.withLock { state in
+            state.poked = true
+            state.nap?.cancel()
+        }
+    }
+
+    /// Sleeps the poll interval, or less when poked.
+    private func nap() async {
+        let nap = Task { _ = try? await Task.sleep(for: self.settings.pollInterval) }
+        let poked = wake.withLock { state in
+            state.nap = nap
+            defer { state.poked = false }
+            return state.poked
+        }
+        if poked { nap.cancel() }
+        await withTaskCancellationHandler { await nap.value } onCancel: { nap.cancel() }
+        wake.withLock { $0.nap = nil }
+    }
 
     func run() async throws {
         if settings.senderEnabled, outbox != nil {
@@ -55,14 +73,8 @@ final class MailSender: Service, Sendable {
                     } catch {
                         self.logger.warning("delivering mail failed", metadata: ["error": "\(error)"])
                     }
-                    // The poll interval, or sooner when a message is made here. (The group waits for
-                    // both children, so the stream never has two readers at once.)
-                    await withTaskGroup(of: Void.self) { group in
-                        group.addTask { try? await Task.sleep(for: self.settings.pollInterval) }
-                        group.addTask { for await _ in self.wakes { break } }
-                        await group.next()
-                        group.cancelAll()
-                    }
+                    // The poll interval, or sooner when a message is made here.
+                    await self.nap()
                 }
             }
         } else {
@@ -76,7 +88,14 @@ final class MailSender: Service, Sendable {
         guard let outbox else { return }
         for tenantID in try await outbox.dueTenants(now: clock.now(), on: pool) {
             try Task.checkCancellation()
-            try await drain(tenantID: tenantID)
+            // One tenant's failure does not hold up the others'.
+            do {
+                try await drain(tenantID: tenantID)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                logger.warning("delivering a tenant's mail failed", metadata: ["tenant_id": "\(tenantID)", "error": "\(error)"])
+            }
         }
     }
 
@@ -128,8 +147,8 @@ final class MailSender: Service, Sendable {
             return .recorded
         }
         guard let words = claimed.words else {
-            try await record(.final(state: "failed", code: nil, error: "sealed under another data key (LR_DATA_KEY changed)", suppress: false))
-            return .recorded
+            // Never dropped for it: a replica with the key that wrote it can still send it.
+            return .relayUnavailable("the message cannot be opened: this replica's LR_DATA_KEY is not the one that wrote it")
         }
         let message: MailMessage
         do {

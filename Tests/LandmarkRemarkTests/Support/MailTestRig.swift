@@ -34,11 +34,14 @@ struct MailTestRig: Sendable {
     /// delivers with `deliver()`.
     let appSender: Bool
     static let linkBase = "https://maps.example"
+    /// One key for every rig, as every replica of a deployment shares one: a sender of one
+    /// suite may deliver another's mail.
+    static let dataKey = Tokens.randomBytes(count: 32)
 
     init(tls: TestMailServer.TLS = .startTLS, clock: TestClock? = nil, appSender: Bool = false) async throws {
         tenant = try await TestEnvironment.makeTenant()
         server = try TestMailServer(tls: tls)
-        dataKey = Tokens.randomBytes(count: 32)
+        dataKey = Self.dataKey
         self.clock = clock
         self.appSender = appSender
         let (tenant, server) = (tenant, server)

@@ -1,0 +1,154 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import TestMailServer
+import TestPolling
+import Testing
+
+@testable import LandmarkRemark
+
+/// Password reset through a real SMTP server on loopback: the message, the code and the link,
+/// sessions ending, and answers that never tell who has an account.
+@Suite struct PasswordResetTests {
+    /// Signs up `name` with `email` and verifies it with the code the signup mailed.
+    static func verifiedAccount(_ name: String, email: String, rig: MailTestRig, client: any TestClientProtocol) async throws -> Account {
+        let account = try await client.signup(name, email: email, tenant: rig.tenant)
+        if !rig.appSender { try await rig.deliver() }
+        let code = try MailTestRig.code(in: try #require(try await rig.server.waitForMessages(to: email).last))
+        let verified = try await client.call(.post, "/v1/me/email/verify", json: ["code": code], token: account.accessToken)
+        #expect(verified.status == .ok, "\(verified.body)")
+        return account
+    }
+
+    @Test func aResetFromRequestToNewPasswordEndsEverySessionAndTellsTheOwner() async throws {
+        let rig = try await MailTestRig(appSender: true)
+        try await withApp(rig.configure) { client in
+            let ana = try await Self.verifiedAccount("anna", email: "anna@example.test", rig: rig, client: client)
+            let other = try await client.call(.post, "/v1/auth/login", json: ["username": "anna", "password": ana.password], tenant: rig.tenant)
+            let otherTokens = try other.decode(API.TokenResponse.self)
+
+            let asked = try await client.call(.post, "/v1/auth/password/forgot", json: ["login": "ANNA@example.test"], tenant: rig.tenant)
+            #expect(asked.status == .accepted && asked.body.contains("\"status\":\"requested\""))
+            let mail = try await rig.server.waitForMessages(to: "anna@example.test", count: 2)[1]
+            #expect(mail.subject.hasSuffix("is your Test tenant password reset code"))
+            #expect(mail.text.contains("\(MailTestRig.linkBase)/t/\(rig.tenant)/links/reset#t=lr_ml_"))
+            let code = try MailTestRig.code(in: mail)
+
+            // The new password follows the tenant's rules; a refusal does not use the code up.
+            let weak = try await client.call(.post, "/v1/auth/password/reset", json: ["login": "anna", "code": code, "new_password": "anna"], tenant: rig.tenant)
+            #expect(weak.code == "validation_failed" && weak.errorFields == ["new_password"])
+            let reset = try await client.call(
+                .post, "/v1/auth/password/reset", json: ["login": "anna", "code": code, "new_password": "a brand new passphrase"], tenant: rig.tenant)
+            #expect(reset.status == .ok, "\(reset.body)")
+            let fresh = try reset.decode(API.TokenResponse.self)
+            #expect(fresh.user.username == "anna")
+            // Every earlier session ended; the new one works; so does the new password, not the old.
+            #expect(try await client.call(.get, "/v1/me", token: ana.accessToken).status == .unauthorized)
+            #expect(try await client.call(.get, "/v1/me", token: otherTokens.accessToken).status == .unauthorized)
+            #expect(try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": otherTokens.refreshToken], tenant: rig.tenant).status == .unauthorized)
+            #expect(try await client.call(.get, "/v1/me", token: fresh.accessToken).status == .ok)
+            #expect(try await client.call(.post, "/v1/auth/login", json: ["username": "anna", "password": ana.password], tenant: rig.tenant).status == .unauthorized)
+            #expect(try await client.call(.post, "/v1/auth/login", json: ["username": "anna", "password": "a brand new passphrase"], tenant: rig.tenant).status == .ok)
+            // The code is spent, and the owner hears of the change.
+            #expect(try await client.call(
+                .post, "/v1/auth/password/reset", json: ["login": "anna", "code": code, "new_password": "yet another passphrase"], tenant: rig.tenant
+            ).code == "code_expired")
+            let noticed = try await eventually { try await rig.outbox().count == 3 }
+            let rows = try await rig.outbox()
+            #expect(noticed, "\(rows)")
+            let notice = try await rig.server.waitForMessages(to: "anna@example.test", count: 3)[2]
+            #expect(notice.subject == "Your Test tenant password was changed")
+        }
+    }
+
+    @Test func theLinkResetsWithoutATenantAndAScannersGetChangesNothing() async throws {
+        let rig = try await MailTestRig(clock: TestClock())
+        try await withApp({ rig.configure(&$0); $0.web.directory = WebAppTests.webDirectory }) { client in
+            let bea = try await Self.verifiedAccount("bea", email: "bea@example.test", rig: rig, client: client)
+            #expect(try await client.call(.post, "/v1/auth/password/forgot", json: ["login": "bea"], tenant: rig.tenant).status == .accepted)
+            #expect(try await eventually { try await rig.outbox().count == 2 })
+            try await rig.deliver()
+            let token = try MailTestRig.linkToken(in: try await rig.server.waitForMessages(to: "bea@example.test", count: 2)[1])
+            let page = try await client.call(.get, "/t/\(rig.tenant)/links/reset?t=\(token)")
+            #expect(page.status == .ok && page.headers[.referrerPolicy] == "no-referrer" && page.headers[.cacheControl] == "no-store")
+            #expect(try await client.call(.get, "/v1/me", token: bea.accessToken).status == .ok)
+            // Another tenant named beside the link is refused; the link alone works.
+            let elsewhere = try await TestEnvironment.makeTenant()
+            #expect(try await client.call(.post, "/v1/auth/password/reset", json: ["token": token, "new_password": "the link's passphrase"], tenant: elsewhere).code == "tenant_mismatch")
+            let reset = try await client.call(.post, "/v1/auth/password/reset", json: ["token": token, "new_password": "the link's passphrase"])
+            #expect(reset.status == .ok, "\(reset.body)")
+            #expect(try await client.call(.get, "/v1/me", token: bea.accessToken).status == .unauthorized)
+            #expect(try await client.call(.post, "/v1/auth/password/reset", json: ["token": token, "new_password": "again and again"]).code == "code_expired")
+            // Thirty minutes is the link's life: a new one, then time passes.
+            #expect(try await client.call(.post, "/v1/auth/password/forgot", json: ["login": "bea"], tenant: rig.tenant).status == .accepted)
+            #expect(try await eventually { try await rig.outbox().filter { $0.kind == "password_reset" }.count == 2 })
+            try await rig.deliver()
+            let late = try MailTestRig.linkToken(in: try await rig.server.waitForMessages(to: "bea@example.test", count: 4).last!)
+            rig.clock!.advance(30 * 60)
+            #expect(try await client.call(.post, "/v1/auth/password/reset", json: ["token": late, "new_password": "too late for this"]).code == "code_expired")
+        }
+    }
+
+    @Test func wrongCodesAreCountedAndAnUnknownLoginIsAWrongCode() async throws {
+        let rig = try await MailTestRig(clock: TestClock())
+        try await withApp(rig.configure) { client in
+            _ = try await Self.verifiedAccount("dan", email: "dan@example.test", rig: rig, client: client)
+            #expect(try await client.call(.post, "/v1/auth/password/forgot", json: ["login": "dan"], tenant: rig.tenant).status == .accepted)
+            #expect(try await eventually { try await rig.outbox().count == 2 })
+            try await rig.deliver()
+            let code = try MailTestRig.code(in: try await rig.server.waitForMessages(to: "dan@example.test", count: 2)[1])
+            let wrong = code == "999999" ? "999998" : "999999"
+            func attempt(_ login: String, _ code: String) async throws -> String? {
+                try await client.call(.post, "/v1/auth/password/reset", json: ["login": login, "code": code, "new_password": "new and long enough"], tenant: rig.tenant).code
+            }
+            #expect(try await attempt("nobody", code) == "invalid_code")
+            for _ in 0..<5 { #expect(try await attempt("dan", wrong) == "invalid_code") }
+            #expect(try await attempt("dan", code) == "code_expired")
+            // Bad input: wrong types, both proofs, no tenant with a code, huge values.
+            #expect(try await client.call(.post, "/v1/auth/password/reset", json: ["login": "dan", "code": 123456, "new_password": "x"], tenant: rig.tenant).code == "validation_failed")
+            #expect(try await client.call(.post, "/v1/auth/password/reset", json: ["login": "dan", "code": code, "token": "lr_ml_1_x", "new_password": "long enough passphrase"], tenant: rig.tenant).code == "validation_failed")
+            #expect(try await client.call(.post, "/v1/auth/password/reset", json: ["login": "dan", "code": code, "new_password": "long enough passphrase"]).status == .badRequest)
+            #expect(try await client.call(.post, "/v1/auth/password/forgot", json: ["login": String(repeating: "é", count: 300)], tenant: rig.tenant).code == "validation_failed")
+            #expect(try await client.call(.post, "/v1/auth/password/forgot", json: ["login": "dan%' OR 1=1 --"], tenant: rig.tenant).status == .accepted)
+        }
+    }
+}
+
+/// Whether an account exists must not show in `forgot`'s answer nor in its time. A suite of its
+/// own, run alone after the rest (`scripts/test.sh`'s latency suites): beside the whole suite a
+/// 2-core machine's bursts made one median 2.5 times another's.
+@Suite struct ResetEnumerationTests {
+    @Test func noAnswerTellsWhoHasAnAccountNorHowLongItTook() async throws {
+        let rig = try await MailTestRig(appSender: true)
+        try await withApp({ rig.configure(&$0); $0.mail.perAddress = 10_000 }) { client in
+            _ = try await PasswordResetTests.verifiedAccount("cora", email: "cora@example.test", rig: rig, client: client)
+            _ = try await client.signup("dora", email: "dora@example.test", tenant: rig.tenant)  // unverified
+            let logins = ["cora", "nobody-here", "dora"]
+            var times: [String: [Duration]] = [:]
+            var bodies: Set<String> = []
+            for round in 0..<20 {
+                for login in (round % 2 == 0 ? logins : logins.reversed()) {
+                    let started = ContinuousClock.now
+                    let response = try await client.call(.post, "/v1/auth/password/forgot", json: ["login": login], tenant: rig.tenant)
+                    times[login, default: []].append(ContinuousClock.now - started)
+                    #expect(response.status == .accepted)
+                    bodies.insert(response.body.replacing(#/"request_id":"[0-9a-f]+"/#, with: ""))
+                }
+            }
+            #expect(bodies.count == 1, "\(bodies)")
+            let medians = times.mapValues { $0.sorted()[10] }
+            let (fastest, slowest) = (medians.values.min()!, medians.values.max()!)
+            // The same work on every path: the medians within 1.5 x (plus a millisecond, for
+            // timer noise on a busy machine).
+            #expect(slowest <= fastest * 1.5 + .milliseconds(1), "medians: \(medians)")
+            // Only the verified account got mail: 2 resets, as its verification code took the
+            // first of its 3 messages per 15 minutes. (A reset still unsent when the next came
+            // was replaced by it.)
+            #expect(try await eventually { try await rig.outbox().filter { $0.kind == "password_reset" }.count == 2 })
+            let resets = try await rig.outbox().filter { $0.kind == "password_reset" }
+            #expect(resets.allSatisfy { $0.recipient == "cora@example.test" && ["sent", "replaced"].contains($0.state) })
+            #expect(try await eventually { try await rig.outbox().allSatisfy { $0.state != "pending" } })
+            #expect(try rig.server.messages().allSatisfy { !$0.recipients.contains("dora@example.test") || $0.subject.contains("verification") })
+        }
+    }
+}
