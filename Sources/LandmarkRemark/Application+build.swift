@@ -65,7 +65,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let auth = AuthController(accounts: accounts, bodyLimit: limit)
     let identities = IdentityController(
         signIns: SignInService(accounts: accounts, guestsPerAddressPerHour: configuration.identity.guestsPerAddressPerHour), bodyLimit: limit)
-    let users = UsersController(accounts: accounts, bodyLimit: limit)
+    let users = UsersController(accounts: accounts, export: AccountExport(pool: parts.pool, pageSize: configuration.accounts.exportPageSize), bodyLimit: limit)
     let notes = NotesController(notes: NoteService(pool: parts.pool, notes: parts.notes, idempotency: IdempotencyStore()), bodyLimit: limit)
     let places = PlacesController(places: PlaceService(pool: parts.pool, places: parts.places), bodyLimit: limit)
     let tickets = StreamTicketService(pool: parts.pool, lifetime: configuration.events.ticketLifetime, tokens: parts.tokens)

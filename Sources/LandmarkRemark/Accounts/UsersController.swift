@@ -3,6 +3,7 @@ import Hummingbird
 /// `GET/PATCH/DELETE /v1/me` and `GET /v1/users/{username}`.
 struct UsersController {
     let accounts: AccountService
+    let export: AccountExport
     let bodyLimit: Int
 
     var meEndpoints: RouteCollection<AppRequestContext> {
@@ -11,6 +12,7 @@ struct UsersController {
             .patch(use: updateMe)
             .delete(use: deleteMe)
             .post("terms", use: acceptTerms)
+            .get("export", use: exportMe)
     }
 
     var userEndpoints: RouteCollection<AppRequestContext> {
@@ -30,6 +32,11 @@ struct UsersController {
         let change = try await request.decode(ProfileChange.self, rules: rules, context: context, limit: bodyLimit)
         return try await accounts.change(
             identity, to: change, address: context.clientAddress, languages: RecoveryController.languages(request), logger: context.logger)
+    }
+
+    /// Everything the service holds about the caller, streamed.
+    @Sendable func exportMe(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await export.response(for: try context.requireIdentity(), logger: context.logger)
     }
 
     /// Accepts the tenant's current terms of use.

@@ -75,6 +75,8 @@ public struct DatabaseSettings: Sendable {
 
 /// Passwords, sessions and the throttles on failed logins.
 public struct AccountSettings: Sendable {
+    /// Rows per statement (and per write) of `GET /v1/me/export`: what it holds in memory at once.
+    public var exportPageSize = 500
     public var accessTokenLifetime = 3600
     public var refreshTokenLifetime = 30 * 24 * 3600
     /// A retired refresh token presented again within this many seconds gets a fresh pair.

@@ -3,6 +3,35 @@
 
 // The strict models of the objects the service sends (see APIModels.swift).
 extension API {
+    /// Everything the service holds about the user (GDPR articles 15 and 20).
+    struct AccountExport: APIModel {
+        let exportedAt: Timestamp
+        let account: ExportAccount
+        /// Newest first.
+        let sessions: [ExportSession]
+        /// Newest first.
+        let notes: [ExportNote]
+        /// Newest first.
+        let places: [ExportPlace]
+        /// Newest first.
+        let reports: [ExportReport]
+        /// Newest first.
+        let blocks: [ExportBlock]
+        /// Newest first.
+        let mail: [ExportMail]
+
+        enum CodingKeys: String, CodingKey {
+            case exportedAt = "exported_at"
+            case account
+            case sessions
+            case notes
+            case places
+            case reports
+            case blocks
+            case mail
+        }
+    }
+
     /// The users the caller blocked, the newest block first.
     struct BlockPage: APIModel {
         let items: [UserSummary]
@@ -60,6 +89,181 @@ extension API {
         enum CodingKeys: String, CodingKey {
             case email
             case emailVerified = "email_verified"
+        }
+    }
+
+    struct ExportAccount: APIModel {
+        let id: String
+        let username: String
+        @Nullable var email: String?
+        let emailVerified: Bool
+        @Nullable var pendingEmail: String?
+        let createdAt: Timestamp
+        let guest: Bool
+        let hasPassword: Bool
+        @Nullable var termsVersion: String?
+        /// RFC 3339 in UTC, or null.
+        @Nullable var termsAcceptedAt: String?
+        @Nullable var moderation: String?
+        let moderator: Bool
+        let identities: [ExportIdentity]
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case username
+            case email
+            case emailVerified = "email_verified"
+            case pendingEmail = "pending_email"
+            case createdAt = "created_at"
+            case guest
+            case hasPassword = "has_password"
+            case termsVersion = "terms_version"
+            case termsAcceptedAt = "terms_accepted_at"
+            case moderation
+            case moderator
+            case identities
+        }
+    }
+
+    /// A user the user blocks.
+    struct ExportBlock: APIModel {
+        let userID: String
+        let username: String
+        let createdAt: Timestamp
+
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id"
+            case username
+            case createdAt = "created_at"
+        }
+    }
+
+    /// A sign-in identity, without its secrets (Apple's refresh token is never exported).
+    struct ExportIdentity: APIModel {
+        let provider: String
+        let subject: String
+        @Nullable var email: String?
+        let clientID: String
+        let linkedAt: Timestamp
+        let lastUsedAt: Timestamp
+
+        enum CodingKeys: String, CodingKey {
+            case provider
+            case subject
+            case email
+            case clientID = "client_id"
+            case linkedAt = "linked_at"
+            case lastUsedAt = "last_used_at"
+        }
+    }
+
+    /// A message mailed to the user, and what became of it (never what it said: codes are not kept).
+    struct ExportMail: APIModel {
+        let kind: String
+        let recipient: String
+        let state: String
+        let createdAt: Timestamp
+        /// RFC 3339 in UTC, or null.
+        @Nullable var finishedAt: String?
+
+        enum CodingKeys: String, CodingKey {
+            case kind
+            case recipient
+            case state
+            case createdAt = "created_at"
+            case finishedAt = "finished_at"
+        }
+    }
+
+    /// A note the user wrote, private ones included.
+    struct ExportNote: APIModel {
+        let id: String
+        let body: String
+        let lat: Double
+        let lng: Double
+        let visibility: String
+        @Nullable var placeID: String?
+        let createdAt: Timestamp
+        let updatedAt: Timestamp
+        @Nullable var moderation: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case body
+            case lat
+            case lng
+            case visibility
+            case placeID = "place_id"
+            case createdAt = "created_at"
+            case updatedAt = "updated_at"
+            case moderation
+        }
+    }
+
+    /// A place the user made.
+    struct ExportPlace: APIModel {
+        let id: String
+        let name: String
+        let lat: Double
+        let lng: Double
+        let createdAt: Timestamp
+        let updatedAt: Timestamp
+        @Nullable var moderation: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case name
+            case lat
+            case lng
+            case createdAt = "created_at"
+            case updatedAt = "updated_at"
+            case moderation
+        }
+    }
+
+    /// A report the user made.
+    struct ExportReport: APIModel {
+        let id: String
+        let targetType: String
+        let targetID: String
+        let reason: String
+        @Nullable var detail: String?
+        let state: String
+        let createdAt: Timestamp
+        /// RFC 3339 in UTC, or null.
+        @Nullable var decidedAt: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case targetType = "target_type"
+            case targetID = "target_id"
+            case reason
+            case detail
+            case state
+            case createdAt = "created_at"
+            case decidedAt = "decided_at"
+        }
+    }
+
+    /// A session (a signed-in device), ended or not.
+    struct ExportSession: APIModel {
+        let id: String
+        @Nullable var userAgent: String?
+        let createdAt: Timestamp
+        let lastUsedAt: Timestamp
+        let expiresAt: Timestamp
+        /// RFC 3339 in UTC, or null.
+        @Nullable var revokedAt: String?
+        @Nullable var revokedReason: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case userAgent = "user_agent"
+            case createdAt = "created_at"
+            case lastUsedAt = "last_used_at"
+            case expiresAt = "expires_at"
+            case revokedAt = "revoked_at"
+            case revokedReason = "revoked_reason"
         }
     }
 
