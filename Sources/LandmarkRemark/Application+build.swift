@@ -53,6 +53,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     ).register(on: router)
     OpenAPIController(path: configuration.server.openAPIPath).register(on: router)
     WebAppController(settings: configuration.web).register(on: router)
+    AppSiteAssociation(pool: parts.pool).register(on: router)
 
     let limit = configuration.server.bodyLimitBytes
     let accounts = AccountService(

@@ -491,3 +491,32 @@ import Testing
         }
     }
 }
+
+/// The client's calls for verified emails, password reset and the user's data, against the
+/// service on a real socket and a real SMTP server.
+@Suite(.timeLimit(.minutes(3))) struct ClientRecoveryTests {
+    @Test func verifyResetAndExportThroughTheClient() async throws {
+        let rig = try await MailTestRig(appSender: true)
+        try await withLiveApp(rig.configure) { _, port in
+            let remark = ClientTest.client(port: port, tenant: rig.tenant)
+            #expect(try await remark.tenantInfo().passwordResetAvailable)
+            try await remark.signUp(username: "clara", password: "correct horse battery", email: "clara@example.test")
+            let first = try #require(try await rig.server.waitForMessages(to: "clara@example.test").first)
+            #expect(try await remark.verifyEmail(code: try MailTestRig.code(in: first)) == "clara@example.test")
+            #expect(try await remark.me().isEmailVerified)
+
+            // A reset by the link, as a universal link would hand it to the app.
+            let other = ClientTest.client(port: port, tenant: rig.tenant)
+            try await other.requestPasswordReset(login: "clara")
+            let mail = try await rig.server.waitForMessages(to: "clara@example.test", count: 2)[1]
+            let link = try #require(mail.text.firstMatch(of: /https:\/\/\S+#t=\S+/).map { URL(string: String($0.output))! })
+            let token = try #require(LandmarkRemark.linkToken(from: link))
+            let user = try await other.resetPassword(linkToken: token, newPassword: "a new horse battery")
+            #expect(user.username == "clara")
+            // The first client's session ended with the reset.
+            await #expect(throws: (any Error).self) { try await remark.me() }
+            let export = try JSONSerialization.jsonObject(with: try await other.exportData()) as? [String: Any]
+            #expect((export?["account"] as? [String: Any])?["username"] as? String == "clara")
+        }
+    }
+}

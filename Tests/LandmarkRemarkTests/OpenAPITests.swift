@@ -48,9 +48,10 @@ import Testing
         try await TestEnvironment.migrate()
         let parts = try await AppParts(configuration: try TestEnvironment.configuration(), logger: TestEnvironment.logger)
         let router = buildRouter(parts, registry: PrometheusCollectorRegistry())
-        // The browser app's own configuration is the app's, not the API's (WebAppController).
+        // The browser app's own configuration and the page mailed links open are the app's, not
+        // the API's (WebAppController); Apple's association file is Apple's format (docs/api.md).
         let served = Set(router.routes.map { "\($0.method.rawValue) \(Self.normalised($0.path.description))" })
-            .subtracting(["GET /app-config.json"])
+            .subtracting(["GET /app-config.json", "GET /t/{tenant}/links/{page}", "GET /.well-known/apple-app-site-association"])
         try await parts.hashingPool.shutdown()
         await parts.pool.close()
 

@@ -21,19 +21,11 @@ start_restart_cluster() {
     export LR_TEST_POSTGRES_RESTART="$PWD/scripts/postgres.sh restart $1"
 }
 
-# prepare_mail_server DIR: what the tests' loopback SMTP server needs (scripts/test-smtp-server.py):
-# aiosmtpd in a virtual environment under .build/smtp-venv (reused when present), and a
-# self-signed certificate for localhost and 127.0.0.1 in DIR, which the tests trust as the CA.
+# prepare_mail_server DIR: the tests' loopback SMTP server (scripts/test-smtp-server.py), its
+# Python and a certificate in DIR, exported as LR_TEST_SMTP_* for the tests.
 prepare_mail_server() {
-    local venv=$PWD/.build/smtp-venv
-    python3 -c 'import venv, ensurepip' 2>/dev/null || scripts/install-deps.sh python3-venv
-    if ! "$venv/bin/python" -c 'import aiosmtpd, sys; sys.exit(aiosmtpd.__version__ != "1.4.6")' 2>/dev/null; then
-        echo "installing aiosmtpd 1.4.6 into $venv"
-        python3 -m venv "$venv"
-        "$venv/bin/pip" install --quiet --disable-pip-version-check "aiosmtpd==1.4.6"
-    fi
-    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1/smtp-key.pem" -out "$1/smtp-cert.pem" -days 2 \
-        -subj "/CN=localhost" -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null
-    export LR_TEST_SMTP_PYTHON="$venv/bin/python"
+    source scripts/lib/mail-catcher.sh
+    install_mail_catcher "$1"
+    export LR_TEST_SMTP_PYTHON="$MAIL_CATCHER_PYTHON"
     export LR_TEST_SMTP_CERT="$1/smtp-cert.pem" LR_TEST_SMTP_KEY="$1/smtp-key.pem"
 }

@@ -154,7 +154,7 @@ public final class LandmarkRemark: Sendable {
         _ = try? await Self.perform { try await client.logout(query: .init(all: everywhere ? true : nil)) }
     }
 
-    private func signedIn(_ call: () async throws -> Components.Schemas.TokenResponse) async throws -> User {
+    func signedIn(_ call: () async throws -> Components.Schemas.TokenResponse) async throws -> User {
         let tokens = try await Self.perform(call)
         let stored = Self.stored(tokens)
         await session.signedIn(stored)

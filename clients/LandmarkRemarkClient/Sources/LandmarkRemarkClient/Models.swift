@@ -139,6 +139,11 @@ public struct Me: Sendable, Hashable {
     public let id: String
     public let username: String
     public let email: String?
+    /// Whether the user proved they read `email` (`verifyEmail`).
+    public let isEmailVerified: Bool
+    /// An address the email is being changed to, waiting for the code mailed to it; `email`
+    /// stays the old one until then.
+    public let pendingEmail: String?
     public let createdAt: Date
     public let isGuest: Bool
     public let hasPassword: Bool
@@ -157,6 +162,8 @@ public struct Me: Sendable, Hashable {
         id = me.id
         username = me.username
         email = me.email
+        isEmailVerified = me.email_verified
+        pendingEmail = me.pending_email
         createdAt = me.created_at
         isGuest = me.guest
         hasPassword = me.has_password
@@ -327,6 +334,10 @@ public struct TenantInfo: Sendable, Hashable {
     public let guestsEnabled: Bool
     public let signInProviders: [String]
     public let minPasswordLength: Int
+    /// Whether accounts with a password must verify their email before posting.
+    public let emailVerificationRequired: Bool
+    /// Whether the tenant mails codes: password reset and email verification work.
+    public let passwordResetAvailable: Bool
 
     init(_ info: Components.Schemas.TenantInfo) {
         slug = info.slug
@@ -339,5 +350,7 @@ public struct TenantInfo: Sendable, Hashable {
         guestsEnabled = info.guests_enabled
         signInProviders = info.sign_in_providers
         minPasswordLength = info.min_password_length
+        emailVerificationRequired = info.email_verification_required
+        passwordResetAvailable = info.password_reset_available
     }
 }

@@ -451,6 +451,14 @@ extension Components {
             public var username: Components.Schemas.Username
             /// - Remark: Generated from `#/components/schemas/Me/email`.
             public var email: Swift.String?
+            /// Whether the user proved they read `email` (a code or link from `POST /v1/me/email/verification`, or a password reset through it). A changed email is not verified.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Me/email_verified`.
+            public var email_verified: Swift.Bool
+            /// An address the email is being changed to (`PATCH /v1/me`), waiting for the code sent to it; `email` stays the old one until then. Null if none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Me/pending_email`.
+            public var pending_email: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Me/created_at`.
             public var created_at: Components.Schemas.Timestamp
             /// A guest account (`POST /v1/auth/guest`): no password and no identity yet. Linking an identity or setting a password makes it a full account.
@@ -498,6 +506,8 @@ extension Components {
             ///   - id:
             ///   - username:
             ///   - email:
+            ///   - email_verified: Whether the user proved they read `email` (a code or link from `POST /v1/me/email/verification`, or a password reset through it). A changed email is not verified.
+            ///   - pending_email: An address the email is being changed to (`PATCH /v1/me`), waiting for the code sent to it; `email` stays the old one until then. Null if none.
             ///   - created_at:
             ///   - guest: A guest account (`POST /v1/auth/guest`): no password and no identity yet. Linking an identity or setting a password makes it a full account.
             ///   - has_password: Whether the account can log in with a password.
@@ -511,6 +521,8 @@ extension Components {
                 id: Components.Schemas.Id,
                 username: Components.Schemas.Username,
                 email: Swift.String? = nil,
+                email_verified: Swift.Bool,
+                pending_email: Swift.String? = nil,
                 created_at: Components.Schemas.Timestamp,
                 guest: Swift.Bool,
                 has_password: Swift.Bool,
@@ -524,6 +536,8 @@ extension Components {
                 self.id = id
                 self.username = username
                 self.email = email
+                self.email_verified = email_verified
+                self.pending_email = pending_email
                 self.created_at = created_at
                 self.guest = guest
                 self.has_password = has_password
@@ -538,6 +552,8 @@ extension Components {
                 case id
                 case username
                 case email
+                case email_verified
+                case pending_email
                 case created_at
                 case guest
                 case has_password
@@ -561,6 +577,14 @@ extension Components {
                 self.email = try container.decodeIfPresent(
                     Swift.String.self,
                     forKey: .email
+                )
+                self.email_verified = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .email_verified
+                )
+                self.pending_email = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .pending_email
                 )
                 self.created_at = try container.decode(
                     Components.Schemas.Timestamp.self,
@@ -602,6 +626,8 @@ extension Components {
                     "id",
                     "username",
                     "email",
+                    "email_verified",
+                    "pending_email",
                     "created_at",
                     "guest",
                     "has_password",
@@ -3047,6 +3073,14 @@ extension Components {
             public var sign_in_providers: [Swift.String]
             /// - Remark: Generated from `#/components/schemas/TenantInfo/min_password_length`.
             public var min_password_length: Swift.Int
+            /// Whether accounts with a password must verify their email before posting notes or places (`403 email_not_verified`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantInfo/email_verification_required`.
+            public var email_verification_required: Swift.Bool
+            /// Whether the tenant can mail codes: password reset (`POST /v1/auth/password/forgot`) and email verification work.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantInfo/password_reset_available`.
+            public var password_reset_available: Swift.Bool
             /// Creates a new `TenantInfo`.
             ///
             /// - Parameters:
@@ -3060,6 +3094,8 @@ extension Components {
             ///   - guests_enabled: Whether `POST /v1/auth/guest` is open.
             ///   - sign_in_providers: The identity providers `POST /v1/auth/id-token` accepts: `apple`, `google`, `oidc:<name>`.
             ///   - min_password_length:
+            ///   - email_verification_required: Whether accounts with a password must verify their email before posting notes or places (`403 email_not_verified`).
+            ///   - password_reset_available: Whether the tenant can mail codes: password reset (`POST /v1/auth/password/forgot`) and email verification work.
             public init(
                 slug: Swift.String,
                 name: Swift.String,
@@ -3070,7 +3106,9 @@ extension Components {
                 contact_email: Swift.String? = nil,
                 guests_enabled: Swift.Bool,
                 sign_in_providers: [Swift.String],
-                min_password_length: Swift.Int
+                min_password_length: Swift.Int,
+                email_verification_required: Swift.Bool,
+                password_reset_available: Swift.Bool
             ) {
                 self.slug = slug
                 self.name = name
@@ -3082,6 +3120,8 @@ extension Components {
                 self.guests_enabled = guests_enabled
                 self.sign_in_providers = sign_in_providers
                 self.min_password_length = min_password_length
+                self.email_verification_required = email_verification_required
+                self.password_reset_available = password_reset_available
             }
             public enum CodingKeys: String, CodingKey {
                 case slug
@@ -3094,6 +3134,8 @@ extension Components {
                 case guests_enabled
                 case sign_in_providers
                 case min_password_length
+                case email_verification_required
+                case password_reset_available
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -3137,6 +3179,14 @@ extension Components {
                     Swift.Int.self,
                     forKey: .min_password_length
                 )
+                self.email_verification_required = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .email_verification_required
+                )
+                self.password_reset_available = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .password_reset_available
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "slug",
                     "name",
@@ -3147,7 +3197,9 @@ extension Components {
                     "contact_email",
                     "guests_enabled",
                     "sign_in_providers",
-                    "min_password_length"
+                    "min_password_length",
+                    "email_verification_required",
+                    "password_reset_available"
                 ])
             }
         }
@@ -3175,6 +3227,1172 @@ extension Components {
                 )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "version"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/EmailVerificationSent`.
+        public struct EmailVerificationSent: Codable, Hashable, Sendable {
+            /// Where the code went: the account's email, or the address it is being changed to.
+            ///
+            /// - Remark: Generated from `#/components/schemas/EmailVerificationSent/email`.
+            public var email: Swift.String
+            /// When the code stops working (the link lives longer: the tenant's setting, 24 hours by default).
+            ///
+            /// - Remark: Generated from `#/components/schemas/EmailVerificationSent/expires_at`.
+            public var expires_at: Components.Schemas.Timestamp
+            /// Creates a new `EmailVerificationSent`.
+            ///
+            /// - Parameters:
+            ///   - email: Where the code went: the account's email, or the address it is being changed to.
+            ///   - expires_at: When the code stops working (the link lives longer: the tenant's setting, 24 hours by default).
+            public init(
+                email: Swift.String,
+                expires_at: Components.Schemas.Timestamp
+            ) {
+                self.email = email
+                self.expires_at = expires_at
+            }
+            public enum CodingKeys: String, CodingKey {
+                case email
+                case expires_at
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.email = try container.decode(
+                    Swift.String.self,
+                    forKey: .email
+                )
+                self.expires_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .expires_at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "email",
+                    "expires_at"
+                ])
+            }
+        }
+        /// Exactly one of `code` (signed in) or `token` (the link's, without a sign-in).
+        ///
+        /// - Remark: Generated from `#/components/schemas/VerifyEmailRequest`.
+        public struct VerifyEmailRequest: Codable, Hashable, Sendable {
+            /// The 6-digit code from the message; needs the account's access token.
+            ///
+            /// - Remark: Generated from `#/components/schemas/VerifyEmailRequest/code`.
+            public var code: Swift.String?
+            /// The token of the message's link (the page at `/t/{tenant}/links/verify` posts it); needs no access token or `X-Tenant`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/VerifyEmailRequest/token`.
+            public var token: Swift.String?
+            /// Creates a new `VerifyEmailRequest`.
+            ///
+            /// - Parameters:
+            ///   - code: The 6-digit code from the message; needs the account's access token.
+            ///   - token: The token of the message's link (the page at `/t/{tenant}/links/verify` posts it); needs no access token or `X-Tenant`.
+            public init(
+                code: Swift.String? = nil,
+                token: Swift.String? = nil
+            ) {
+                self.code = code
+                self.token = token
+            }
+            public enum CodingKeys: String, CodingKey {
+                case code
+                case token
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.code = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .code
+                )
+                self.token = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .token
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "code",
+                    "token"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/EmailVerified`.
+        public struct EmailVerified: Codable, Hashable, Sendable {
+            /// The account's email, now verified.
+            ///
+            /// - Remark: Generated from `#/components/schemas/EmailVerified/email`.
+            public var email: Swift.String
+            /// True: the email is verified.
+            ///
+            /// - Remark: Generated from `#/components/schemas/EmailVerified/email_verified`.
+            public var email_verified: Swift.Bool
+            /// Creates a new `EmailVerified`.
+            ///
+            /// - Parameters:
+            ///   - email: The account's email, now verified.
+            ///   - email_verified: True: the email is verified.
+            public init(
+                email: Swift.String,
+                email_verified: Swift.Bool
+            ) {
+                self.email = email
+                self.email_verified = email_verified
+            }
+            public enum CodingKeys: String, CodingKey {
+                case email
+                case email_verified
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.email = try container.decode(
+                    Swift.String.self,
+                    forKey: .email
+                )
+                self.email_verified = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .email_verified
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "email",
+                    "email_verified"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ForgotPasswordRequest`.
+        public struct ForgotPasswordRequest: Codable, Hashable, Sendable {
+            /// The username or email of the account.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ForgotPasswordRequest/login`.
+            public var login: Swift.String
+            /// Creates a new `ForgotPasswordRequest`.
+            ///
+            /// - Parameters:
+            ///   - login: The username or email of the account.
+            public init(login: Swift.String) {
+                self.login = login
+            }
+            public enum CodingKeys: String, CodingKey {
+                case login
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.login = try container.decode(
+                    Swift.String.self,
+                    forKey: .login
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "login"
+                ])
+            }
+        }
+        /// The same whatever the login names: whether the account exists, has an email or has verified it is never told.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PasswordResetRequested`.
+        public struct PasswordResetRequested: Codable, Hashable, Sendable {
+            /// If the login names an account with a verified email, a code and link are on their way to it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PasswordResetRequested/status`.
+            @frozen public enum statusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case requested = "requested"
+            }
+            /// If the login names an account with a verified email, a code and link are on their way to it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PasswordResetRequested/status`.
+            public var status: Components.Schemas.PasswordResetRequested.statusPayload
+            /// Creates a new `PasswordResetRequested`.
+            ///
+            /// - Parameters:
+            ///   - status: If the login names an account with a verified email, a code and link are on their way to it.
+            public init(status: Components.Schemas.PasswordResetRequested.statusPayload) {
+                self.status = status
+            }
+            public enum CodingKeys: String, CodingKey {
+                case status
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.status = try container.decode(
+                    Components.Schemas.PasswordResetRequested.statusPayload.self,
+                    forKey: .status
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "status"
+                ])
+            }
+        }
+        /// `login` with `code`, or `token` (the link's) alone.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ResetPasswordRequest`.
+        public struct ResetPasswordRequest: Codable, Hashable, Sendable {
+            /// With `code`: the username or email the reset was asked for.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResetPasswordRequest/login`.
+            public var login: Swift.String?
+            /// The 6-digit code from the message.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResetPasswordRequest/code`.
+            public var code: Swift.String?
+            /// Instead of `login` and `code`: the token of the message's link (needs no `X-Tenant`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResetPasswordRequest/token`.
+            public var token: Swift.String?
+            /// The new password, under the tenant's rules as at sign-up.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResetPasswordRequest/new_password`.
+            public var new_password: Swift.String
+            /// Creates a new `ResetPasswordRequest`.
+            ///
+            /// - Parameters:
+            ///   - login: With `code`: the username or email the reset was asked for.
+            ///   - code: The 6-digit code from the message.
+            ///   - token: Instead of `login` and `code`: the token of the message's link (needs no `X-Tenant`).
+            ///   - new_password: The new password, under the tenant's rules as at sign-up.
+            public init(
+                login: Swift.String? = nil,
+                code: Swift.String? = nil,
+                token: Swift.String? = nil,
+                new_password: Swift.String
+            ) {
+                self.login = login
+                self.code = code
+                self.token = token
+                self.new_password = new_password
+            }
+            public enum CodingKeys: String, CodingKey {
+                case login
+                case code
+                case token
+                case new_password
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.login = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .login
+                )
+                self.code = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .code
+                )
+                self.token = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .token
+                )
+                self.new_password = try container.decode(
+                    Swift.String.self,
+                    forKey: .new_password
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "login",
+                    "code",
+                    "token",
+                    "new_password"
+                ])
+            }
+        }
+        /// A sign-in identity, without its secrets (Apple's refresh token is never exported).
+        ///
+        /// - Remark: Generated from `#/components/schemas/ExportIdentity`.
+        public struct ExportIdentity: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ExportIdentity/provider`.
+            public var provider: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportIdentity/subject`.
+            public var subject: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportIdentity/email`.
+            public var email: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ExportIdentity/client_id`.
+            public var client_id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportIdentity/linked_at`.
+            public var linked_at: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/ExportIdentity/last_used_at`.
+            public var last_used_at: Components.Schemas.Timestamp
+            /// Creates a new `ExportIdentity`.
+            ///
+            /// - Parameters:
+            ///   - provider:
+            ///   - subject:
+            ///   - email:
+            ///   - client_id:
+            ///   - linked_at:
+            ///   - last_used_at:
+            public init(
+                provider: Swift.String,
+                subject: Swift.String,
+                email: Swift.String? = nil,
+                client_id: Swift.String,
+                linked_at: Components.Schemas.Timestamp,
+                last_used_at: Components.Schemas.Timestamp
+            ) {
+                self.provider = provider
+                self.subject = subject
+                self.email = email
+                self.client_id = client_id
+                self.linked_at = linked_at
+                self.last_used_at = last_used_at
+            }
+            public enum CodingKeys: String, CodingKey {
+                case provider
+                case subject
+                case email
+                case client_id
+                case linked_at
+                case last_used_at
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.provider = try container.decode(
+                    Swift.String.self,
+                    forKey: .provider
+                )
+                self.subject = try container.decode(
+                    Swift.String.self,
+                    forKey: .subject
+                )
+                self.email = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .email
+                )
+                self.client_id = try container.decode(
+                    Swift.String.self,
+                    forKey: .client_id
+                )
+                self.linked_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .linked_at
+                )
+                self.last_used_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .last_used_at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "provider",
+                    "subject",
+                    "email",
+                    "client_id",
+                    "linked_at",
+                    "last_used_at"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ExportAccount`.
+        public struct ExportAccount: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/id`.
+            public var id: Components.Schemas.Id
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/username`.
+            public var username: Components.Schemas.Username
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/email`.
+            public var email: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/email_verified`.
+            public var email_verified: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/pending_email`.
+            public var pending_email: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/created_at`.
+            public var created_at: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/guest`.
+            public var guest: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/has_password`.
+            public var has_password: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/terms_version`.
+            public var terms_version: Swift.String?
+            /// RFC 3339 in UTC, or null.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/terms_accepted_at`.
+            public var terms_accepted_at: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/moderation`.
+            public var moderation: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/moderator`.
+            public var moderator: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/identities`.
+            public var identities: [Components.Schemas.ExportIdentity]
+            /// Creates a new `ExportAccount`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - username:
+            ///   - email:
+            ///   - email_verified:
+            ///   - pending_email:
+            ///   - created_at:
+            ///   - guest:
+            ///   - has_password:
+            ///   - terms_version:
+            ///   - terms_accepted_at: RFC 3339 in UTC, or null.
+            ///   - moderation:
+            ///   - moderator:
+            ///   - identities:
+            public init(
+                id: Components.Schemas.Id,
+                username: Components.Schemas.Username,
+                email: Swift.String? = nil,
+                email_verified: Swift.Bool,
+                pending_email: Swift.String? = nil,
+                created_at: Components.Schemas.Timestamp,
+                guest: Swift.Bool,
+                has_password: Swift.Bool,
+                terms_version: Swift.String? = nil,
+                terms_accepted_at: Swift.String? = nil,
+                moderation: Swift.String? = nil,
+                moderator: Swift.Bool,
+                identities: [Components.Schemas.ExportIdentity]
+            ) {
+                self.id = id
+                self.username = username
+                self.email = email
+                self.email_verified = email_verified
+                self.pending_email = pending_email
+                self.created_at = created_at
+                self.guest = guest
+                self.has_password = has_password
+                self.terms_version = terms_version
+                self.terms_accepted_at = terms_accepted_at
+                self.moderation = moderation
+                self.moderator = moderator
+                self.identities = identities
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case username
+                case email
+                case email_verified
+                case pending_email
+                case created_at
+                case guest
+                case has_password
+                case terms_version
+                case terms_accepted_at
+                case moderation
+                case moderator
+                case identities
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.Id.self,
+                    forKey: .id
+                )
+                self.username = try container.decode(
+                    Components.Schemas.Username.self,
+                    forKey: .username
+                )
+                self.email = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .email
+                )
+                self.email_verified = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .email_verified
+                )
+                self.pending_email = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .pending_email
+                )
+                self.created_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .created_at
+                )
+                self.guest = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .guest
+                )
+                self.has_password = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .has_password
+                )
+                self.terms_version = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .terms_version
+                )
+                self.terms_accepted_at = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .terms_accepted_at
+                )
+                self.moderation = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .moderation
+                )
+                self.moderator = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .moderator
+                )
+                self.identities = try container.decode(
+                    [Components.Schemas.ExportIdentity].self,
+                    forKey: .identities
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "username",
+                    "email",
+                    "email_verified",
+                    "pending_email",
+                    "created_at",
+                    "guest",
+                    "has_password",
+                    "terms_version",
+                    "terms_accepted_at",
+                    "moderation",
+                    "moderator",
+                    "identities"
+                ])
+            }
+        }
+        /// A session (a signed-in device), ended or not.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ExportSession`.
+        public struct ExportSession: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ExportSession/id`.
+            public var id: Components.Schemas.Id
+            /// - Remark: Generated from `#/components/schemas/ExportSession/user_agent`.
+            public var user_agent: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ExportSession/created_at`.
+            public var created_at: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/ExportSession/last_used_at`.
+            public var last_used_at: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/ExportSession/expires_at`.
+            public var expires_at: Components.Schemas.Timestamp
+            /// RFC 3339 in UTC, or null.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExportSession/revoked_at`.
+            public var revoked_at: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ExportSession/revoked_reason`.
+            public var revoked_reason: Swift.String?
+            /// Creates a new `ExportSession`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - user_agent:
+            ///   - created_at:
+            ///   - last_used_at:
+            ///   - expires_at:
+            ///   - revoked_at: RFC 3339 in UTC, or null.
+            ///   - revoked_reason:
+            public init(
+                id: Components.Schemas.Id,
+                user_agent: Swift.String? = nil,
+                created_at: Components.Schemas.Timestamp,
+                last_used_at: Components.Schemas.Timestamp,
+                expires_at: Components.Schemas.Timestamp,
+                revoked_at: Swift.String? = nil,
+                revoked_reason: Swift.String? = nil
+            ) {
+                self.id = id
+                self.user_agent = user_agent
+                self.created_at = created_at
+                self.last_used_at = last_used_at
+                self.expires_at = expires_at
+                self.revoked_at = revoked_at
+                self.revoked_reason = revoked_reason
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case user_agent
+                case created_at
+                case last_used_at
+                case expires_at
+                case revoked_at
+                case revoked_reason
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.Id.self,
+                    forKey: .id
+                )
+                self.user_agent = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .user_agent
+                )
+                self.created_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .created_at
+                )
+                self.last_used_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .last_used_at
+                )
+                self.expires_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .expires_at
+                )
+                self.revoked_at = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .revoked_at
+                )
+                self.revoked_reason = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .revoked_reason
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "user_agent",
+                    "created_at",
+                    "last_used_at",
+                    "expires_at",
+                    "revoked_at",
+                    "revoked_reason"
+                ])
+            }
+        }
+        /// A note the user wrote, private ones included.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ExportNote`.
+        public struct ExportNote: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ExportNote/id`.
+            public var id: Components.Schemas.Id
+            /// - Remark: Generated from `#/components/schemas/ExportNote/body`.
+            public var body: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportNote/lat`.
+            public var lat: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/ExportNote/lng`.
+            public var lng: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/ExportNote/visibility`.
+            public var visibility: Components.Schemas.Visibility
+            /// - Remark: Generated from `#/components/schemas/ExportNote/place_id`.
+            public var place_id: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ExportNote/created_at`.
+            public var created_at: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/ExportNote/updated_at`.
+            public var updated_at: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/ExportNote/moderation`.
+            public var moderation: Swift.String?
+            /// Creates a new `ExportNote`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - body:
+            ///   - lat:
+            ///   - lng:
+            ///   - visibility:
+            ///   - place_id:
+            ///   - created_at:
+            ///   - updated_at:
+            ///   - moderation:
+            public init(
+                id: Components.Schemas.Id,
+                body: Swift.String,
+                lat: Swift.Double,
+                lng: Swift.Double,
+                visibility: Components.Schemas.Visibility,
+                place_id: Swift.String? = nil,
+                created_at: Components.Schemas.Timestamp,
+                updated_at: Components.Schemas.Timestamp,
+                moderation: Swift.String? = nil
+            ) {
+                self.id = id
+                self.body = body
+                self.lat = lat
+                self.lng = lng
+                self.visibility = visibility
+                self.place_id = place_id
+                self.created_at = created_at
+                self.updated_at = updated_at
+                self.moderation = moderation
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case body
+                case lat
+                case lng
+                case visibility
+                case place_id
+                case created_at
+                case updated_at
+                case moderation
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.Id.self,
+                    forKey: .id
+                )
+                self.body = try container.decode(
+                    Swift.String.self,
+                    forKey: .body
+                )
+                self.lat = try container.decode(
+                    Swift.Double.self,
+                    forKey: .lat
+                )
+                self.lng = try container.decode(
+                    Swift.Double.self,
+                    forKey: .lng
+                )
+                self.visibility = try container.decode(
+                    Components.Schemas.Visibility.self,
+                    forKey: .visibility
+                )
+                self.place_id = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .place_id
+                )
+                self.created_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .created_at
+                )
+                self.updated_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .updated_at
+                )
+                self.moderation = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .moderation
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "body",
+                    "lat",
+                    "lng",
+                    "visibility",
+                    "place_id",
+                    "created_at",
+                    "updated_at",
+                    "moderation"
+                ])
+            }
+        }
+        /// A place the user made.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ExportPlace`.
+        public struct ExportPlace: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ExportPlace/id`.
+            public var id: Components.Schemas.Id
+            /// - Remark: Generated from `#/components/schemas/ExportPlace/name`.
+            public var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportPlace/lat`.
+            public var lat: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/ExportPlace/lng`.
+            public var lng: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/ExportPlace/created_at`.
+            public var created_at: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/ExportPlace/updated_at`.
+            public var updated_at: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/ExportPlace/moderation`.
+            public var moderation: Swift.String?
+            /// Creates a new `ExportPlace`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - name:
+            ///   - lat:
+            ///   - lng:
+            ///   - created_at:
+            ///   - updated_at:
+            ///   - moderation:
+            public init(
+                id: Components.Schemas.Id,
+                name: Swift.String,
+                lat: Swift.Double,
+                lng: Swift.Double,
+                created_at: Components.Schemas.Timestamp,
+                updated_at: Components.Schemas.Timestamp,
+                moderation: Swift.String? = nil
+            ) {
+                self.id = id
+                self.name = name
+                self.lat = lat
+                self.lng = lng
+                self.created_at = created_at
+                self.updated_at = updated_at
+                self.moderation = moderation
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case name
+                case lat
+                case lng
+                case created_at
+                case updated_at
+                case moderation
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.Id.self,
+                    forKey: .id
+                )
+                self.name = try container.decode(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.lat = try container.decode(
+                    Swift.Double.self,
+                    forKey: .lat
+                )
+                self.lng = try container.decode(
+                    Swift.Double.self,
+                    forKey: .lng
+                )
+                self.created_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .created_at
+                )
+                self.updated_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .updated_at
+                )
+                self.moderation = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .moderation
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "name",
+                    "lat",
+                    "lng",
+                    "created_at",
+                    "updated_at",
+                    "moderation"
+                ])
+            }
+        }
+        /// A report the user made.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ExportReport`.
+        public struct ExportReport: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ExportReport/id`.
+            public var id: Components.Schemas.Id
+            /// - Remark: Generated from `#/components/schemas/ExportReport/target_type`.
+            public var target_type: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportReport/target_id`.
+            public var target_id: Components.Schemas.Id
+            /// - Remark: Generated from `#/components/schemas/ExportReport/reason`.
+            public var reason: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportReport/detail`.
+            public var detail: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ExportReport/state`.
+            public var state: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportReport/created_at`.
+            public var created_at: Components.Schemas.Timestamp
+            /// RFC 3339 in UTC, or null.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExportReport/decided_at`.
+            public var decided_at: Swift.String?
+            /// Creates a new `ExportReport`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - target_type:
+            ///   - target_id:
+            ///   - reason:
+            ///   - detail:
+            ///   - state:
+            ///   - created_at:
+            ///   - decided_at: RFC 3339 in UTC, or null.
+            public init(
+                id: Components.Schemas.Id,
+                target_type: Swift.String,
+                target_id: Components.Schemas.Id,
+                reason: Swift.String,
+                detail: Swift.String? = nil,
+                state: Swift.String,
+                created_at: Components.Schemas.Timestamp,
+                decided_at: Swift.String? = nil
+            ) {
+                self.id = id
+                self.target_type = target_type
+                self.target_id = target_id
+                self.reason = reason
+                self.detail = detail
+                self.state = state
+                self.created_at = created_at
+                self.decided_at = decided_at
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case target_type
+                case target_id
+                case reason
+                case detail
+                case state
+                case created_at
+                case decided_at
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.Id.self,
+                    forKey: .id
+                )
+                self.target_type = try container.decode(
+                    Swift.String.self,
+                    forKey: .target_type
+                )
+                self.target_id = try container.decode(
+                    Components.Schemas.Id.self,
+                    forKey: .target_id
+                )
+                self.reason = try container.decode(
+                    Swift.String.self,
+                    forKey: .reason
+                )
+                self.detail = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .detail
+                )
+                self.state = try container.decode(
+                    Swift.String.self,
+                    forKey: .state
+                )
+                self.created_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .created_at
+                )
+                self.decided_at = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .decided_at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "target_type",
+                    "target_id",
+                    "reason",
+                    "detail",
+                    "state",
+                    "created_at",
+                    "decided_at"
+                ])
+            }
+        }
+        /// A user the user blocks.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ExportBlock`.
+        public struct ExportBlock: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ExportBlock/user_id`.
+            public var user_id: Components.Schemas.Id
+            /// - Remark: Generated from `#/components/schemas/ExportBlock/username`.
+            public var username: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportBlock/created_at`.
+            public var created_at: Components.Schemas.Timestamp
+            /// Creates a new `ExportBlock`.
+            ///
+            /// - Parameters:
+            ///   - user_id:
+            ///   - username:
+            ///   - created_at:
+            public init(
+                user_id: Components.Schemas.Id,
+                username: Swift.String,
+                created_at: Components.Schemas.Timestamp
+            ) {
+                self.user_id = user_id
+                self.username = username
+                self.created_at = created_at
+            }
+            public enum CodingKeys: String, CodingKey {
+                case user_id
+                case username
+                case created_at
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.user_id = try container.decode(
+                    Components.Schemas.Id.self,
+                    forKey: .user_id
+                )
+                self.username = try container.decode(
+                    Swift.String.self,
+                    forKey: .username
+                )
+                self.created_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .created_at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "user_id",
+                    "username",
+                    "created_at"
+                ])
+            }
+        }
+        /// A message mailed to the user, and what became of it (never what it said: codes are not kept).
+        ///
+        /// - Remark: Generated from `#/components/schemas/ExportMail`.
+        public struct ExportMail: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ExportMail/kind`.
+            public var kind: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportMail/recipient`.
+            public var recipient: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportMail/state`.
+            public var state: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportMail/created_at`.
+            public var created_at: Components.Schemas.Timestamp
+            /// RFC 3339 in UTC, or null.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExportMail/finished_at`.
+            public var finished_at: Swift.String?
+            /// Creates a new `ExportMail`.
+            ///
+            /// - Parameters:
+            ///   - kind:
+            ///   - recipient:
+            ///   - state:
+            ///   - created_at:
+            ///   - finished_at: RFC 3339 in UTC, or null.
+            public init(
+                kind: Swift.String,
+                recipient: Swift.String,
+                state: Swift.String,
+                created_at: Components.Schemas.Timestamp,
+                finished_at: Swift.String? = nil
+            ) {
+                self.kind = kind
+                self.recipient = recipient
+                self.state = state
+                self.created_at = created_at
+                self.finished_at = finished_at
+            }
+            public enum CodingKeys: String, CodingKey {
+                case kind
+                case recipient
+                case state
+                case created_at
+                case finished_at
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.kind = try container.decode(
+                    Swift.String.self,
+                    forKey: .kind
+                )
+                self.recipient = try container.decode(
+                    Swift.String.self,
+                    forKey: .recipient
+                )
+                self.state = try container.decode(
+                    Swift.String.self,
+                    forKey: .state
+                )
+                self.created_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .created_at
+                )
+                self.finished_at = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .finished_at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "kind",
+                    "recipient",
+                    "state",
+                    "created_at",
+                    "finished_at"
+                ])
+            }
+        }
+        /// Everything the service holds about the user (GDPR articles 15 and 20).
+        ///
+        /// - Remark: Generated from `#/components/schemas/AccountExport`.
+        public struct AccountExport: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AccountExport/exported_at`.
+            public var exported_at: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/AccountExport/account`.
+            public var account: Components.Schemas.ExportAccount
+            /// Newest first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AccountExport/sessions`.
+            public var sessions: [Components.Schemas.ExportSession]
+            /// Newest first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AccountExport/notes`.
+            public var notes: [Components.Schemas.ExportNote]
+            /// Newest first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AccountExport/places`.
+            public var places: [Components.Schemas.ExportPlace]
+            /// Newest first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AccountExport/reports`.
+            public var reports: [Components.Schemas.ExportReport]
+            /// Newest first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AccountExport/blocks`.
+            public var blocks: [Components.Schemas.ExportBlock]
+            /// Newest first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AccountExport/mail`.
+            public var mail: [Components.Schemas.ExportMail]
+            /// Creates a new `AccountExport`.
+            ///
+            /// - Parameters:
+            ///   - exported_at:
+            ///   - account:
+            ///   - sessions: Newest first.
+            ///   - notes: Newest first.
+            ///   - places: Newest first.
+            ///   - reports: Newest first.
+            ///   - blocks: Newest first.
+            ///   - mail: Newest first.
+            public init(
+                exported_at: Components.Schemas.Timestamp,
+                account: Components.Schemas.ExportAccount,
+                sessions: [Components.Schemas.ExportSession],
+                notes: [Components.Schemas.ExportNote],
+                places: [Components.Schemas.ExportPlace],
+                reports: [Components.Schemas.ExportReport],
+                blocks: [Components.Schemas.ExportBlock],
+                mail: [Components.Schemas.ExportMail]
+            ) {
+                self.exported_at = exported_at
+                self.account = account
+                self.sessions = sessions
+                self.notes = notes
+                self.places = places
+                self.reports = reports
+                self.blocks = blocks
+                self.mail = mail
+            }
+            public enum CodingKeys: String, CodingKey {
+                case exported_at
+                case account
+                case sessions
+                case notes
+                case places
+                case reports
+                case blocks
+                case mail
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.exported_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .exported_at
+                )
+                self.account = try container.decode(
+                    Components.Schemas.ExportAccount.self,
+                    forKey: .account
+                )
+                self.sessions = try container.decode(
+                    [Components.Schemas.ExportSession].self,
+                    forKey: .sessions
+                )
+                self.notes = try container.decode(
+                    [Components.Schemas.ExportNote].self,
+                    forKey: .notes
+                )
+                self.places = try container.decode(
+                    [Components.Schemas.ExportPlace].self,
+                    forKey: .places
+                )
+                self.reports = try container.decode(
+                    [Components.Schemas.ExportReport].self,
+                    forKey: .reports
+                )
+                self.blocks = try container.decode(
+                    [Components.Schemas.ExportBlock].self,
+                    forKey: .blocks
+                )
+                self.mail = try container.decode(
+                    [Components.Schemas.ExportMail].self,
+                    forKey: .mail
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "exported_at",
+                    "account",
+                    "sessions",
+                    "notes",
+                    "places",
+                    "reports",
+                    "blocks",
+                    "mail"
                 ])
             }
         }

@@ -8799,7 +8799,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `terms_not_accepted`: the tenant requires its terms to be accepted before writing, and the user has not accepted the current `terms_version` (`GET /v1/tenant`, then `POST /v1/me/terms`). `tenant_mismatch`: `X-Tenant` names another tenant than the access token's.
+            /// `terms_not_accepted`: the tenant requires its terms to be accepted before writing, and the user has not accepted the current `terms_version` (`GET /v1/tenant`, then `POST /v1/me/terms`). `tenant_mismatch`: `X-Tenant` names another tenant than the access token's. `email_not_verified`: the tenant requires a verified email before writing (`email_verification_required`), and the account has none (nor a sign-in provider that vouches for it).
             ///
             /// - Remark: Generated from `#/paths//v1/notes/post(createNote)/responses/403`.
             ///
@@ -10002,7 +10002,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`: the note or place is someone else's (or a default place). `tenant_mismatch`: `X-Tenant` names a tenant other than the access token's. `terms_not_accepted`: the tenant requires its terms to be accepted before writing, and the user has not accepted the current `terms_version`.
+            /// `forbidden`: the note or place is someone else's (or a default place). `tenant_mismatch`: `X-Tenant` names a tenant other than the access token's. `terms_not_accepted`: the tenant requires its terms to be accepted before writing, and the user has not accepted the current `terms_version`. `email_not_verified`: the tenant requires a verified email before writing (`email_verification_required`), and the account has none (nor a sign-in provider that vouches for it).
             ///
             /// - Remark: Generated from `#/paths//v1/notes/{id}/patch(updateNote)/responses/403`.
             ///
@@ -11087,7 +11087,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `terms_not_accepted`: the tenant requires its terms to be accepted before writing, and the user has not accepted the current `terms_version` (`GET /v1/tenant`, then `POST /v1/me/terms`). `tenant_mismatch`: `X-Tenant` names another tenant than the access token's.
+            /// `terms_not_accepted`: the tenant requires its terms to be accepted before writing, and the user has not accepted the current `terms_version` (`GET /v1/tenant`, then `POST /v1/me/terms`). `tenant_mismatch`: `X-Tenant` names another tenant than the access token's. `email_not_verified`: the tenant requires a verified email before writing (`email_verification_required`), and the account has none (nor a sign-in provider that vouches for it).
             ///
             /// - Remark: Generated from `#/paths//v1/places/post(createPlace)/responses/403`.
             ///
@@ -11785,7 +11785,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`: the note or place is someone else's (or a default place). `tenant_mismatch`: `X-Tenant` names a tenant other than the access token's. `terms_not_accepted`: the tenant requires its terms to be accepted before writing, and the user has not accepted the current `terms_version`.
+            /// `forbidden`: the note or place is someone else's (or a default place). `tenant_mismatch`: `X-Tenant` names a tenant other than the access token's. `terms_not_accepted`: the tenant requires its terms to be accepted before writing, and the user has not accepted the current `terms_version`. `email_not_verified`: the tenant requires a verified email before writing (`email_verification_required`), and the account has none (nor a sign-in provider that vouches for it).
             ///
             /// - Remark: Generated from `#/paths//v1/places/{id}/patch(renamePlace)/responses/403`.
             ///
@@ -12626,6 +12626,1734 @@ public enum Operations {
             public static var allCases: [Self] {
                 [
                     .text_event_hyphen_stream,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Send a code to verify the email
+    ///
+    /// Mails a 6-digit code and a link to the account's email, or to the address it is being changed to (`pending_email`). The code lives 15 minutes, the link 24 hours (the tenant's settings); a new request ends the earlier code. No body.
+    ///
+    /// - Remark: HTTP `POST /v1/me/email/verification`.
+    /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)`.
+    public enum requestEmailVerification {
+        public static let id: Swift.String = "requestEmailVerification"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/email/verification/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/email/verification/POST/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/email/verification/POST/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.requestEmailVerification.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.requestEmailVerification.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.requestEmailVerification.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            public init(headers: Operations.requestEmailVerification.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Accepted: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/email/verification/POST/responses/202/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/email/verification/POST/responses/202/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.requestEmailVerification.Output.Accepted.Headers
+                /// - Remark: Generated from `#/paths/v1/me/email/verification/POST/responses/202/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/email/verification/POST/responses/202/content/application\/json`.
+                    case json(Components.Schemas.EmailVerificationSent)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.EmailVerificationSent {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.requestEmailVerification.Output.Accepted.Body
+                /// Creates a new `Accepted`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.requestEmailVerification.Output.Accepted.Headers,
+                    body: Operations.requestEmailVerification.Output.Accepted.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The message is on its way.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)/responses/202`.
+            ///
+            /// HTTP response code: `202 accepted`.
+            case accepted(Operations.requestEmailVerification.Output.Accepted)
+            /// The associated value of the enum case if `self` is `.accepted`.
+            ///
+            /// - Throws: An error if `self` is not `.accepted`.
+            /// - SeeAlso: `.accepted`.
+            public var accepted: Operations.requestEmailVerification.Output.Accepted {
+                get throws {
+                    switch self {
+                    case let .accepted(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "accepted",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `no_email`: the account has no email; `email_already_verified`: it is verified and no change waits.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.EmailNotVerifiable)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.EmailNotVerifiable {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.ValidationFailed)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.ValidationFailed {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: more than 3 messages to one address in 15 minutes, or 30 requests that send mail from one client address in an hour (operator settings), or the caller's fair share exceeded.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceededOrMailLimit)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceededOrMailLimit {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `mail_not_configured`: the tenant cannot send email (its operator set no relay); or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.MailUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.MailUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Verify the email with its code or link
+    ///
+    /// With `code` and the account's access token, or with the link's `token` and nothing else. Marks the address verified; when it was a new address (`pending_email`), it becomes the account's email. 5 wrong codes end the code.
+    ///
+    /// - Remark: HTTP `POST /v1/me/email/verify`.
+    /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)`.
+    public enum verifyEmail {
+        public static let id: Swift.String = "verifyEmail"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/email/verify/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/email/verify/POST/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/email/verify/POST/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.verifyEmail.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.verifyEmail.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.verifyEmail.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/me/email/verify/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/email/verify/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.VerifyEmailRequest)
+            }
+            public var body: Operations.verifyEmail.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.verifyEmail.Input.Headers = .init(),
+                body: Operations.verifyEmail.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/email/verify/POST/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/email/verify/POST/responses/200/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.verifyEmail.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/email/verify/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/email/verify/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.EmailVerified)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.EmailVerified {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.verifyEmail.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.verifyEmail.Output.Ok.Headers,
+                    body: Operations.verifyEmail.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The email, verified.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.verifyEmail.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.verifyEmail.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The email is already in use in this tenant (ignoring case).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.EmailTaken)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.EmailTaken {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is larger than the configured limit (64 KiB by default).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PayloadTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PayloadTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is not declared `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `validation_failed`, `invalid_code` (not the code or link, or no such account: never told apart) or `code_expired` (used, replaced by a newer one, tried wrongly 5 times, or too old).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.CodeRejected)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.CodeRejected {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Ask for a password reset code
+    ///
+    /// Always `202` with the same body, in about the same time, whether or not the login names an account, the account has an email, or the email is verified: nothing here tells who has an account. Only a verified email gets a message (a 6-digit code for 15 minutes and a link for 30, the tenant's settings); an unverified one gets nothing, as it was never shown to be the owner's. A new request ends the earlier code.
+    ///
+    /// - Remark: HTTP `POST /v1/auth/password/forgot`.
+    /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)`.
+    public enum forgotPassword {
+        public static let id: Swift.String = "forgotPassword"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/auth/password/forgot/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// The tenant's slug. A deployment may map a host name to a tenant at the reverse proxy, which then sets this header.
+                ///
+                /// - Remark: Generated from `#/paths/v1/auth/password/forgot/POST/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenantRequired
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/auth/password/forgot/POST/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.forgotPassword.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: The tenant's slug. A deployment may map a host name to a tenant at the reverse proxy, which then sets this header.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenantRequired,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.forgotPassword.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.forgotPassword.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/auth/password/forgot/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/password/forgot/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.ForgotPasswordRequest)
+            }
+            public var body: Operations.forgotPassword.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.forgotPassword.Input.Headers,
+                body: Operations.forgotPassword.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Accepted: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/password/forgot/POST/responses/202/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/auth/password/forgot/POST/responses/202/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.forgotPassword.Output.Accepted.Headers
+                /// - Remark: Generated from `#/paths/v1/auth/password/forgot/POST/responses/202/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/password/forgot/POST/responses/202/content/application\/json`.
+                    case json(Components.Schemas.PasswordResetRequested)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.PasswordResetRequested {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.forgotPassword.Output.Accepted.Body
+                /// Creates a new `Accepted`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.forgotPassword.Output.Accepted.Headers,
+                    body: Operations.forgotPassword.Output.Accepted.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// Requested.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)/responses/202`.
+            ///
+            /// HTTP response code: `202 accepted`.
+            case accepted(Operations.forgotPassword.Output.Accepted)
+            /// The associated value of the enum case if `self` is `.accepted`.
+            ///
+            /// - Throws: An error if `self` is not `.accepted`.
+            /// - SeeAlso: `.accepted`.
+            public var accepted: Operations.forgotPassword.Output.Accepted {
+                get throws {
+                    switch self {
+                    case let .accepted(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "accepted",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names no active tenant.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.TenantNotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.TenantNotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is larger than the configured limit (64 KiB by default).
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PayloadTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PayloadTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is not declared `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.ValidationFailed)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.ValidationFailed {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: more than 3 messages to one address in 15 minutes, or 30 requests that send mail from one client address in an hour (operator settings), or the caller's fair share exceeded.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceededOrMailLimit)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceededOrMailLimit {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Set a new password with a reset code or link
+    ///
+    /// Sets the password, ends every session of the account (open event streams within a heartbeat), ends the other reset codes, mails a notice to the account's email, and answers a new session, as a login does: the code proved the mailbox. `X-Tenant` is needed with `login` and `code`, not with a link's `token`.
+    ///
+    /// - Remark: HTTP `POST /v1/auth/password/reset`.
+    /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)`.
+    public enum resetPassword {
+        public static let id: Swift.String = "resetPassword"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/auth/password/reset/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/auth/password/reset/POST/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/auth/password/reset/POST/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.resetPassword.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.resetPassword.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.resetPassword.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/auth/password/reset/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/password/reset/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.ResetPasswordRequest)
+            }
+            public var body: Operations.resetPassword.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.resetPassword.Input.Headers = .init(),
+                body: Operations.resetPassword.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/password/reset/POST/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/auth/password/reset/POST/responses/200/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.resetPassword.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/auth/password/reset/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/password/reset/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.TokenResponse)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.TokenResponse {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.resetPassword.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.resetPassword.Output.Ok.Headers,
+                    body: Operations.resetPassword.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The account and a new session.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.resetPassword.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.resetPassword.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names no active tenant.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.TenantNotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.TenantNotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is larger than the configured limit (64 KiB by default).
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PayloadTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PayloadTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is not declared `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `validation_failed`, `invalid_code` (not the code or link, or no such account: never told apart) or `code_expired` (used, replaced by a newer one, tried wrongly 5 times, or too old).
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.CodeRejected)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.CodeRejected {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Download everything the service holds about you
+    ///
+    /// One JSON document: the account and its identities (without secrets), every session, every note and place the user made (private ones included), their reports and blocks, and the mail sent to them. Streamed: the service reads and writes it a page at a time (500 rows), so any number of notes costs it the same memory; sections are read one after another, so a note written meanwhile may or may not be in it. `Content-Disposition` names a file.
+    ///
+    /// - Remark: HTTP `GET /v1/me/export`.
+    /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)`.
+    public enum exportMe {
+        public static let id: Swift.String = "exportMe"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/export/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/export/GET/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/export/GET/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.exportMe.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.exportMe.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.exportMe.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            public init(headers: Operations.exportMe.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.exportMe.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AccountExport)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.AccountExport {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.exportMe.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.exportMe.Output.Ok.Headers,
+                    body: Operations.exportMe.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The export.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.exportMe.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.exportMe.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
                     .application_problem_plus_json
                 ]
             }

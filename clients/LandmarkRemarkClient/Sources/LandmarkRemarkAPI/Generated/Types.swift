@@ -252,6 +252,41 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/events`.
     /// - Remark: Generated from `#/paths//v1/events/get(streamEvents)`.
     func streamEvents(_ input: Operations.streamEvents.Input) async throws -> Operations.streamEvents.Output
+    /// Send a code to verify the email
+    ///
+    /// Mails a 6-digit code and a link to the account's email, or to the address it is being changed to (`pending_email`). The code lives 15 minutes, the link 24 hours (the tenant's settings); a new request ends the earlier code. No body.
+    ///
+    /// - Remark: HTTP `POST /v1/me/email/verification`.
+    /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)`.
+    func requestEmailVerification(_ input: Operations.requestEmailVerification.Input) async throws -> Operations.requestEmailVerification.Output
+    /// Verify the email with its code or link
+    ///
+    /// With `code` and the account's access token, or with the link's `token` and nothing else. Marks the address verified; when it was a new address (`pending_email`), it becomes the account's email. 5 wrong codes end the code.
+    ///
+    /// - Remark: HTTP `POST /v1/me/email/verify`.
+    /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)`.
+    func verifyEmail(_ input: Operations.verifyEmail.Input) async throws -> Operations.verifyEmail.Output
+    /// Ask for a password reset code
+    ///
+    /// Always `202` with the same body, in about the same time, whether or not the login names an account, the account has an email, or the email is verified: nothing here tells who has an account. Only a verified email gets a message (a 6-digit code for 15 minutes and a link for 30, the tenant's settings); an unverified one gets nothing, as it was never shown to be the owner's. A new request ends the earlier code.
+    ///
+    /// - Remark: HTTP `POST /v1/auth/password/forgot`.
+    /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)`.
+    func forgotPassword(_ input: Operations.forgotPassword.Input) async throws -> Operations.forgotPassword.Output
+    /// Set a new password with a reset code or link
+    ///
+    /// Sets the password, ends every session of the account (open event streams within a heartbeat), ends the other reset codes, mails a notice to the account's email, and answers a new session, as a login does: the code proved the mailbox. `X-Tenant` is needed with `login` and `code`, not with a link's `token`.
+    ///
+    /// - Remark: HTTP `POST /v1/auth/password/reset`.
+    /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)`.
+    func resetPassword(_ input: Operations.resetPassword.Input) async throws -> Operations.resetPassword.Output
+    /// Download everything the service holds about you
+    ///
+    /// One JSON document: the account and its identities (without secrets), every session, every note and place the user made (private ones included), their reports and blocks, and the mail sent to them. Streamed: the service reads and writes it a page at a time (500 rows), so any number of notes costs it the same memory; sections are read one after another, so a note written meanwhile may or may not be in it. `Content-Disposition` names a file.
+    ///
+    /// - Remark: HTTP `GET /v1/me/export`.
+    /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)`.
+    func exportMe(_ input: Operations.exportMe.Input) async throws -> Operations.exportMe.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -762,6 +797,69 @@ extension APIProtocol {
             query: query,
             headers: headers
         ))
+    }
+    /// Send a code to verify the email
+    ///
+    /// Mails a 6-digit code and a link to the account's email, or to the address it is being changed to (`pending_email`). The code lives 15 minutes, the link 24 hours (the tenant's settings); a new request ends the earlier code. No body.
+    ///
+    /// - Remark: HTTP `POST /v1/me/email/verification`.
+    /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)`.
+    public func requestEmailVerification(headers: Operations.requestEmailVerification.Input.Headers = .init()) async throws -> Operations.requestEmailVerification.Output {
+        try await requestEmailVerification(Operations.requestEmailVerification.Input(headers: headers))
+    }
+    /// Verify the email with its code or link
+    ///
+    /// With `code` and the account's access token, or with the link's `token` and nothing else. Marks the address verified; when it was a new address (`pending_email`), it becomes the account's email. 5 wrong codes end the code.
+    ///
+    /// - Remark: HTTP `POST /v1/me/email/verify`.
+    /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)`.
+    public func verifyEmail(
+        headers: Operations.verifyEmail.Input.Headers = .init(),
+        body: Operations.verifyEmail.Input.Body
+    ) async throws -> Operations.verifyEmail.Output {
+        try await verifyEmail(Operations.verifyEmail.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Ask for a password reset code
+    ///
+    /// Always `202` with the same body, in about the same time, whether or not the login names an account, the account has an email, or the email is verified: nothing here tells who has an account. Only a verified email gets a message (a 6-digit code for 15 minutes and a link for 30, the tenant's settings); an unverified one gets nothing, as it was never shown to be the owner's. A new request ends the earlier code.
+    ///
+    /// - Remark: HTTP `POST /v1/auth/password/forgot`.
+    /// - Remark: Generated from `#/paths//v1/auth/password/forgot/post(forgotPassword)`.
+    public func forgotPassword(
+        headers: Operations.forgotPassword.Input.Headers,
+        body: Operations.forgotPassword.Input.Body
+    ) async throws -> Operations.forgotPassword.Output {
+        try await forgotPassword(Operations.forgotPassword.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Set a new password with a reset code or link
+    ///
+    /// Sets the password, ends every session of the account (open event streams within a heartbeat), ends the other reset codes, mails a notice to the account's email, and answers a new session, as a login does: the code proved the mailbox. `X-Tenant` is needed with `login` and `code`, not with a link's `token`.
+    ///
+    /// - Remark: HTTP `POST /v1/auth/password/reset`.
+    /// - Remark: Generated from `#/paths//v1/auth/password/reset/post(resetPassword)`.
+    public func resetPassword(
+        headers: Operations.resetPassword.Input.Headers = .init(),
+        body: Operations.resetPassword.Input.Body
+    ) async throws -> Operations.resetPassword.Output {
+        try await resetPassword(Operations.resetPassword.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Download everything the service holds about you
+    ///
+    /// One JSON document: the account and its identities (without secrets), every session, every note and place the user made (private ones included), their reports and blocks, and the mail sent to them. Streamed: the service reads and writes it a page at a time (500 rows), so any number of notes costs it the same memory; sections are read one after another, so a note written meanwhile may or may not be in it. `Content-Disposition` names a file.
+    ///
+    /// - Remark: HTTP `GET /v1/me/export`.
+    /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)`.
+    public func exportMe(headers: Operations.exportMe.Input.Headers = .init()) async throws -> Operations.exportMe.Output {
+        try await exportMe(Operations.exportMe.Input(headers: headers))
     }
 }
 
