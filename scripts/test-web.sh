@@ -58,12 +58,14 @@ DIR=$(mktemp -d /tmp/landmark-remark-web.XXXXXX)
 chmod 755 "$DIR"
 SERVICE_PID=
 IDP_PID=
+MAIL_PID=
 mkdir -p "$REPORT_DIR"
 rm -f "$REPORT_DIR"/service.log "$REPORT_DIR"/*.png
 cleanup() {
     local status=$?
     if [ -n "$SERVICE_PID" ]; then kill "$SERVICE_PID" 2>/dev/null && wait "$SERVICE_PID" 2>/dev/null || true; fi
     if [ -n "$IDP_PID" ]; then kill "$IDP_PID" 2>/dev/null && wait "$IDP_PID" 2>/dev/null || true; fi
+    if [ -n "$MAIL_PID" ]; then kill "$MAIL_PID" 2>/dev/null && wait "$MAIL_PID" 2>/dev/null || true; fi
     scripts/postgres.sh stop "$DIR" || true
     rm -rf "$DIR"
     if [ "$status" != 0 ] && [ -s "$REPORT_DIR/service.log" ]; then
@@ -111,6 +113,22 @@ export LR_IDENTITY_ALLOW_LOOPBACK=true LR_WEB_SIGN_IN_OIDC="oidc:test web-app $I
     --issuer "$IDP" --jwks-uri "$IDP/jwks" --nonce raw >/dev/null
 # Default (curated) places around Sydney and another user's notes there.
 "$BIN" seed-demo --tenant "$TENANT" --directory sql/demo >/dev/null
+
+# A mail catcher (TLS and a login, as a relay) for the reset and verification tests, and the
+# tenant's mail through it; the tests read what it caught from $LR_WEB_MAILDIR.
+source scripts/lib/mail-catcher.sh
+install_mail_catcher "$DIR"
+MAIL_PORT=$(free_port)
+"$MAIL_CATCHER_PYTHON" scripts/test-smtp-server.py --port "$MAIL_PORT" --tls starttls --cert "$DIR/smtp-cert.pem" \
+    --key "$DIR/smtp-key.pem" --maildir "$DIR/mail" >"$DIR/mail-ready" &
+MAIL_PID=$!
+for _ in $(seq 1 600); do grep -q READY "$DIR/mail-ready" && break; sleep 0.1; done
+grep -q READY "$DIR/mail-ready" || { echo "test-web: the mail catcher did not start" >&2; exit 1; }
+export LR_DATA_KEY=$(openssl rand -base64 32) LR_SMTP_CA_FILE=$DIR/smtp-cert.pem LR_MAIL_POLL_INTERVAL_MS=50
+export LR_WEB_MAILDIR=$DIR/mail
+psql -q "$LR_MIGRATE_DATABASE_URL" \
+    -c "SELECT admin.set_tenant_mail('$TENANT', 'smtp://127.0.0.1:$MAIL_PORT', 'sender', 'secret', 'noreply@web.example', 'Web')" \
+    -c "SELECT 1 FROM admin.set_tenant_setting('$TENANT', 'link_base_url', 'http://127.0.0.1:$PORT')" >/dev/null
 
 "$BIN" serve >"$REPORT_DIR/service.log" 2>&1 &
 SERVICE_PID=$!

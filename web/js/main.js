@@ -16,6 +16,7 @@ import * as safety from './safety.js';
 import * as terms from './terms.js';
 import * as profile from './profile.js';
 import * as moderation from './moderation.js';
+import * as recovery from './recovery.js';
 import { watchPosition } from './geo.js';
 import { startProviderSignIn, takeProviderReturn } from './provider-sign-in.js';
 import { $, el, narrowScreen } from './dom.js';
@@ -157,7 +158,8 @@ async function signIn(path, payload) {
 function showAuthForm(which) {
   $('#login-form').hidden = which !== 'login';
   $('#signup-form').hidden = which !== 'signup';
-  $(which === 'login' ? '#login-username' : '#signup-username').focus();
+  $('#forgot-form').hidden = which !== 'forgot';
+  $({ login: '#login-username', signup: '#signup-username', forgot: '#forgot-login' }[which]).focus();
 }
 
 function wireAuth() {
@@ -174,6 +176,18 @@ function wireAuth() {
   });
   $('#show-signup').addEventListener('click', (event) => { event.preventDefault(); showAuthForm('signup'); });
   $('#show-login').addEventListener('click', (event) => { event.preventDefault(); showAuthForm('login'); });
+  recovery.wireForgot({
+    tenant: tenantForSignIn,
+    showForm: showAuthForm,
+    problem: showError,
+    signedIn: (tokens) => {
+      const tenant = tenantForSignIn();
+      session.save(tokens, tenant);
+      clearError();
+      showAuthForm('login');
+      enterApp();
+    },
+  });
   $('#guest-button').addEventListener('click', () => signIn('/v1/auth/guest', undefined));
   showProviderButtons();
   $('#logout-button').addEventListener('click', () => logOut());
@@ -270,6 +284,7 @@ async function loadAccount(me) {
   if (signedInAs !== user) return;
   terms.check(me);
   moderation.setup(me);
+  recovery.checkVerification(me, { problem: showError });
 }
 
 function leaveApp() {
@@ -295,6 +310,8 @@ function leaveApp() {
   $('#auth').hidden = false;
   $('#login-form').hidden = false;
   $('#signup-form').hidden = true;
+  $('#forgot-form').hidden = true;
+  $('#verify-banner').hidden = true;
 }
 
 function refreshAll() {
