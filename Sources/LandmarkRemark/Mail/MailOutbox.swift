@@ -30,14 +30,17 @@ struct MailOutbox: Sendable {
         }
         let messageID = "<lr.\(tenant.tenantID).\(Tokens.hex(Tokens.randomBytes(count: 16)))@\(tenant.from.domain)>"
         let sealed = PostgresBytes(secrets.seal(Array(try JSONEncoder().encode(message.words)), binding: Self.binding(tenant.tenantID, messageID)))
+        // Two plain statements rather than an INSERT … SELECT joined on constants, which Citus
+        // plans apart from the tenant's shard.
+        let suppressed = try await !connection.query("""
+            SELECT FROM mail_suppressions WHERE tenant_id = \(tenant.tenantID) AND address = lower(\(message.recipient))
+            """).isEmpty
         try await connection.query("""
             INSERT INTO mail_outbox (tenant_id, user_id, kind, recipient, message_id, payload_sealed, not_after, state,
                                      next_attempt_at, created_at, finished_at)
-            SELECT \(tenant.tenantID), \(message.userID), \(message.kind.rawValue), \(message.recipient), \(messageID),
-                   CASE WHEN s.address IS NULL THEN \(sealed) END, \(message.notAfter),
-                   CASE WHEN s.address IS NULL THEN 'pending' ELSE 'suppressed' END, \(now), \(now),
-                   CASE WHEN s.address IS NOT NULL THEN \(now) END
-            FROM (SELECT) one LEFT JOIN mail_suppressions s ON s.tenant_id = \(tenant.tenantID) AND s.address = lower(\(message.recipient))
+            VALUES (\(tenant.tenantID), \(message.userID), \(message.kind.rawValue), \(message.recipient), \(messageID),
+                    \(suppressed ? nil : sealed), \(message.notAfter), \(suppressed ? "suppressed" : "pending"), \(now), \(now),
+                    \(suppressed ? now : nil))
             """)
     }
 
@@ -102,16 +105,17 @@ struct MailOutbox: Sendable {
                 """)
         case .final(let state, let code, let error, let suppress):
             rows = try await connection.query("""
-                WITH done AS (
-                    UPDATE mail_outbox SET state = \(state), payload_sealed = NULL, finished_at = \(now), last_smtp_code = \(code),
-                                           last_error = left(\(error), 500)
-                    WHERE tenant_id = \(tenantID) AND id = \(id) AND attempts = \(attempt) AND state = 'pending' RETURNING 1),
-                suppressed AS (
-                    INSERT INTO mail_suppressions (tenant_id, address, smtp_code, detail, created_at)
-                    SELECT \(tenantID), lower(\(recipient)), \(code), left(\(error), 500), \(now) FROM done WHERE \(suppress)
-                    ON CONFLICT (tenant_id, address) DO NOTHING)
-                SELECT 1 FROM done
+                UPDATE mail_outbox SET state = \(state), payload_sealed = NULL, finished_at = \(now), last_smtp_code = \(code),
+                                       last_error = left(\(error), 500)
+                WHERE tenant_id = \(tenantID) AND id = \(id) AND attempts = \(attempt) AND state = 'pending' RETURNING 1
                 """)
+            if suppress, !rows.isEmpty {
+                try await connection.query("""
+                    INSERT INTO mail_suppressions (tenant_id, address, smtp_code, detail, created_at)
+                    VALUES (\(tenantID), lower(\(recipient)), \(code), left(\(error), 500), \(now))
+                    ON CONFLICT (tenant_id, address) DO NOTHING
+                    """)
+            }
         case .retry(let next, let code, let error):
             rows = try await connection.query("""
                 UPDATE mail_outbox SET failures = failures + 1, next_attempt_at = \(next), last_smtp_code = \(code), last_error = left(\(error), 500)
