@@ -152,3 +152,23 @@ import Testing
         }
     }
 }
+
+/// A reset ends the account's open event streams within a heartbeat. (Named to run with the
+/// event suites, alone after the rest: `scripts/test.sh`'s latency pass.)
+@Suite struct ResetClosesStreamsEventsTests {
+    @Test func aResetClosesTheAccountsOpenStreams() async throws {
+        let rig = try await MailTestRig(clock: TestClock())
+        try await withLiveApp({ rig.configure(&$0); $0.events.heartbeat = .seconds(1) }) { client, port in
+            let eve = try await PasswordResetTests.verifiedAccount("streamer", email: "streamer@example.test", rig: rig, client: client)
+            let stream = try await eve.stream(port: port)
+            #expect(try await client.call(.post, "/v1/auth/password/forgot", json: ["login": "streamer"], tenant: rig.tenant).status == .accepted)
+            #expect(try await eventually { try await rig.outbox().count == 2 })
+            try await rig.deliver()
+            let code = try MailTestRig.code(in: try await rig.server.waitForMessages(to: "streamer@example.test", count: 2)[1])
+            let reset = try await client.call(
+                .post, "/v1/auth/password/reset", json: ["login": "streamer", "code": code, "new_password": "streams end here now"], tenant: rig.tenant)
+            #expect(reset.status == .ok)
+            #expect(try await stream.waitForClose())
+        }
+    }
+}
