@@ -58,6 +58,8 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
     case guestsDisabled
     case tenantMismatch
     case termsNotAccepted
+    /// The tenant wants a verified email before posting: `requestEmailVerification()`.
+    case emailNotVerified
     case notFound
     case tenantNotFound
     case usernameTaken
@@ -65,6 +67,9 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
     case identityTaken
     case identityAlreadyLinked
     case lastSignInMethod
+    /// `requestEmailVerification()`: the account has no email, or it is verified already.
+    case noEmail
+    case emailAlreadyVerified
     case idempotencyInProgress
     case preconditionFailed
     case payloadTooLarge
@@ -72,6 +77,9 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
     case validationFailed
     case idempotencyKeyReused
     case queryTooBroad
+    /// A mailed code or link is not right, or was used, replaced, tried too often or is too old.
+    case invalidCode
+    case codeExpired
     case cannotBlockSelf
     case tooManyBlocks
     case cannotReportOwnContent
@@ -79,6 +87,8 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
     case rateLimited
     case `internal`
     case unavailable
+    /// The tenant cannot send email (`TenantInfo.passwordResetAvailable` is false).
+    case mailNotConfigured
     case other(String)
 
     public static let allCases: [ProblemCode] = [
@@ -86,7 +96,7 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         .forbidden, .guestsDisabled, .tenantMismatch, .termsNotAccepted, .notFound, .tenantNotFound, .usernameTaken, .emailTaken, .identityTaken,
         .identityAlreadyLinked, .lastSignInMethod, .idempotencyInProgress, .preconditionFailed, .payloadTooLarge,
         .unsupportedMediaType, .validationFailed, .idempotencyKeyReused, .queryTooBroad, .cannotBlockSelf, .tooManyBlocks, .cannotReportOwnContent, .contentRefused, .rateLimited,
-        .internal, .unavailable,
+        .internal, .unavailable, .emailNotVerified, .noEmail, .emailAlreadyVerified, .invalidCode, .codeExpired, .mailNotConfigured,
     ]
 
     public init(rawValue: String) {
@@ -126,6 +136,12 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         case .rateLimited: "rate_limited"
         case .internal: "internal"
         case .unavailable: "unavailable"
+        case .emailNotVerified: "email_not_verified"
+        case .noEmail: "no_email"
+        case .emailAlreadyVerified: "email_already_verified"
+        case .invalidCode: "invalid_code"
+        case .codeExpired: "code_expired"
+        case .mailNotConfigured: "mail_not_configured"
         case .other(let code): code
         }
     }
