@@ -145,9 +145,9 @@ import Testing
             // first of its 3 messages per 15 minutes. (A reset still unsent when the next came
             // was replaced by it.)
             #expect(try await eventually { try await rig.outbox().filter { $0.kind == "password_reset" }.count == 2 })
-            let resets = try await rig.outbox().filter { $0.kind == "password_reset" }
-            #expect(resets.allSatisfy { $0.recipient == "cora@example.test" && ["sent", "replaced"].contains($0.state) })
             #expect(try await eventually { try await rig.outbox().allSatisfy { $0.state != "pending" } })
+            let resets = try await rig.outbox().filter { $0.kind == "password_reset" }
+            #expect(resets.allSatisfy { $0.recipient == "cora@example.test" && ["sent", "replaced"].contains($0.state) }, "\(resets)")
             #expect(try rig.server.messages().allSatisfy { !$0.recipients.contains("dora@example.test") || $0.subject.contains("verification") })
         }
     }
