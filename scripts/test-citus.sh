@@ -37,7 +37,7 @@ LR_MIGRATE_DATABASE_URL=$LR_TEST_MIGRATE_DATABASE_URL .build/debug/landmark-rema
 # As in scripts/test.sh, suites that bound wall-clock time run after the rest, alone; here
 # more of them, since three PostgreSQL instances share the two cores with the whole suite
 # (beside it, a 2 s token leeway, a 300 ms statement timeout and a 30 s pool wait were missed).
-LATENCY_SUITES="FairShareTests|EventsTests|CancellationTests|ResetEnumerationTests|PoolTests|StrictBodyTests|IdentitySignInTests"
+LATENCY_SUITES="FairShareTests|EventsTests|CancellationTests|ResetEnumerationTests|LoginThrottleTests|PoolTests|StrictBodyTests|IdentitySignInTests"
 # BoundedWorkTests last and alone, as in scripts/test.sh: beside the other latency suites its
 # "422 at once" (under 300 ms) took 335 ms here.
 BOUNDED_SUITES="BoundedWorkTests"

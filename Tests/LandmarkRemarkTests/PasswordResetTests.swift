@@ -89,6 +89,43 @@ import Testing
         }
     }
 
+    @Test func theMessageIsInTheUsersLanguageWhenTheTenantHasItAndForgotIsLimitedPerAddress() async throws {
+        let rig = try await MailTestRig(clock: TestClock())
+        try await TestEnvironment.withOwnerPool { pool in
+            try await pool.query("""
+                INSERT INTO mail_templates (tenant_id, kind, language, subject, text_body, html_body)
+                VALUES (\(rig.tenantID), 'password_reset', 'fr', '{{code}} : votre code {{tenant}}',
+                        'Bonjour {{username}}, votre code est {{code}} ({{minutes}} minutes). {{link}}',
+                        '<p>Bonjour {{username}}, votre code est <b>{{code}}</b>.</p>')
+                """)
+        }
+        try await withApp({ rig.configure(&$0); $0.mail.perAddress = 4 }) { client in
+            _ = try await Self.verifiedAccount("jules", email: "jules@example.test", rig: rig, client: client)
+            let french: HTTPFields = [.acceptLanguage: "fr-CA, fr;q=0.9, en;q=0.5"]
+            let asked = try await client.call(.post, "/v1/auth/password/forgot", json: ["login": "jules"], tenant: rig.tenant, headers: french)
+            #expect(asked.status == .accepted)
+            #expect(try await eventually { try await rig.outbox().count == 2 })
+            try await rig.deliver()
+            let mail = try await rig.server.waitForMessages(to: "jules@example.test", count: 2)[1]
+            let code = try MailTestRig.code(in: mail)
+            #expect(mail.subject == "\(code) : votre code Test tenant")
+            #expect(mail.text.contains("Bonjour jules") && mail.text.contains("\(MailTestRig.linkBase)/t/\(rig.tenant)/links/reset#t="))
+            // A language the tenant has no template for gets the built-in English.
+            #expect(try await client.call(.post, "/v1/auth/password/forgot", json: ["login": "jules"], tenant: rig.tenant,
+                                          headers: [.acceptLanguage: "ja"]).status == .accepted)
+            #expect(try await eventually { try await rig.outbox().count == 3 })
+            try await rig.deliver()
+            #expect(try await rig.server.waitForMessages(to: "jules@example.test", count: 3)[2].subject.hasSuffix("password reset code"))
+            // The client address's limit (4 here: the verification's request was not counted,
+            // the two above were): the fifth and later are 429, whatever the login.
+            for login in ["nobody", "jules"] {
+                _ = try await client.call(.post, "/v1/auth/password/forgot", json: ["login": login], tenant: rig.tenant)
+            }
+            let refused = try await client.call(.post, "/v1/auth/password/forgot", json: ["login": "someone"], tenant: rig.tenant)
+            #expect(refused.status == .tooManyRequests && refused.code == "rate_limited" && refused.headers[.retryAfter] != nil)
+        }
+    }
+
     @Test func wrongCodesAreCountedAndAnUnknownLoginIsAWrongCode() async throws {
         let rig = try await MailTestRig(clock: TestClock())
         try await withApp(rig.configure) { client in
