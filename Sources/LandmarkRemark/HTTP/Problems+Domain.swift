@@ -105,8 +105,9 @@ extension AppError {
     private static func problem(for error: RecoveryError) -> AppError {
         switch error {
         case .mailNotConfigured:
+            // Like guests_disabled: a feature the tenant's operator has not set up, not a failure.
             AppError(
-                .serviceUnavailable, code: "mail_not_configured", title: "Mail not configured",
+                .forbidden, code: "mail_not_configured", title: "Mail not configured",
                 detail: "this app cannot send email: its operator has not set up a mail relay")
         case .noEmail:
             AppError(.conflict, code: "no_email", title: "No email", detail: "the account has no email; set one with PATCH /v1/me first")

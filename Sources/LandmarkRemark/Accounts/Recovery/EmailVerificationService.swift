@@ -36,7 +36,8 @@ struct EmailVerificationService: Sendable {
     /// Marks the address of a code (the caller's) or a link (anyone's who has it) verified; a
     /// changed address becomes the account's email.
     func verify(_ proof: VerifyEmailBody.Proof, identity: Identity?, logger: Logger) async throws -> EmailVerified {
-        guard let codes = mail.codes else { throw RecoveryError.mailNotConfigured }
+        // Without a data key no code was ever made: whatever was sent is not one.
+        guard let codes = mail.codes else { throw RecoveryError.invalidCode }
         let tenantID: Int64
         switch proof {
         case .code: guard let identity else { throw AppError.unauthenticated }; tenantID = identity.tenantID

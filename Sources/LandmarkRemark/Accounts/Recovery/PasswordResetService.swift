@@ -79,7 +79,8 @@ final class PasswordResetService: Service, Sendable {
     /// Sets the new password with a code or link: every session ends, the other reset codes
     /// end, the owner gets a notice, and the caller a new session.
     func reset(_ body: ResetPasswordBody, tenant named: Tenant?, userAgent: String?, languages: [String], logger: Logger) async throws -> TokenResponse {
-        guard let codes = mail.codes else { throw RecoveryError.mailNotConfigured }
+        // Without a data key no code was ever made: whatever was sent is not one.
+        guard let codes = mail.codes else { throw RecoveryError.invalidCode }
         let tenantID: Int64
         switch body.proof {
         case .code: guard let named else { throw TenantError.headerMissing }; tenantID = named.id

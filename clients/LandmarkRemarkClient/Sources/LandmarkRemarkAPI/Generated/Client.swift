@@ -11994,13 +11994,13 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 403:
-                    let headers: Components.Responses.TenantMismatch.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
+                    let headers: Components.Responses.TenantMismatchOrMailNotConfigured.Headers = .init(X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
                         in: response.headerFields,
                         name: "X-Request-Id",
                         as: Components.Headers.XRequestId.self
                     ))
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.TenantMismatch.Body
+                    let body: Components.Responses.TenantMismatchOrMailNotConfigured.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -12010,7 +12010,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/problem+json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Components.Responses.TenantMismatch.Body.application_problem_plus_jsonPayload.self,
+                            Components.Responses.TenantMismatchOrMailNotConfigured.Body.application_problem_plus_jsonPayload.self,
                             from: responseBody,
                             transforming: { value in
                                 .application_problem_plus_json(value)
@@ -12151,7 +12151,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.MailUnavailable.Headers = .init(
+                    let headers: Components.Responses.Unavailable.Headers = .init(
                         X_hyphen_Request_hyphen_Id: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -12164,7 +12164,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.MailUnavailable.Body
+                    let body: Components.Responses.Unavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -12174,7 +12174,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/problem+json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Components.Responses.MailUnavailable.Body.application_problem_plus_jsonPayload.self,
+                            Components.Responses.Unavailable.Body.application_problem_plus_jsonPayload.self,
                             from: responseBody,
                             transforming: { value in
                                 .application_problem_plus_json(value)

@@ -2609,82 +2609,6 @@ extension Components {
                 self.body = body
             }
         }
-        public struct MailUnavailable: Sendable, Hashable {
-            /// - Remark: Generated from `#/components/responses/MailUnavailable/headers`.
-            public struct Headers: Sendable, Hashable {
-                /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
-                ///
-                /// - Remark: Generated from `#/components/responses/MailUnavailable/headers/X-Request-Id`.
-                public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
-                /// Seconds to wait before retrying.
-                ///
-                /// - Remark: Generated from `#/components/responses/MailUnavailable/headers/Retry-After`.
-                public var Retry_hyphen_After: Components.Headers.RetryAfter
-                /// Creates a new `Headers`.
-                ///
-                /// - Parameters:
-                ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
-                ///   - Retry_hyphen_After: Seconds to wait before retrying.
-                public init(
-                    X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId,
-                    Retry_hyphen_After: Components.Headers.RetryAfter
-                ) {
-                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
-                    self.Retry_hyphen_After = Retry_hyphen_After
-                }
-            }
-            /// Received HTTP response headers
-            public var headers: Components.Responses.MailUnavailable.Headers
-            /// - Remark: Generated from `#/components/responses/MailUnavailable/content`.
-            @frozen public enum Body: Sendable, Hashable {
-                /// - Remark: Generated from `#/components/responses/MailUnavailable/content/application_problem_plus_json`.
-                public struct application_problem_plus_jsonPayload: Codable, Hashable, Sendable {
-                    /// - Remark: Generated from `#/components/responses/MailUnavailable/content/application_problem_plus_json/value1`.
-                    public var value1: Components.Schemas.Problem
-                    /// Creates a new `application_problem_plus_jsonPayload`.
-                    ///
-                    /// - Parameters:
-                    ///   - value1:
-                    public init(value1: Components.Schemas.Problem) {
-                        self.value1 = value1
-                    }
-                    public init(from decoder: any Swift.Decoder) throws {
-                        self.value1 = try .init(from: decoder)
-                    }
-                    public func encode(to encoder: any Swift.Encoder) throws {
-                        try self.value1.encode(to: encoder)
-                    }
-                }
-                /// - Remark: Generated from `#/components/responses/MailUnavailable/content/application\/problem+json`.
-                case application_problem_plus_json(Components.Responses.MailUnavailable.Body.application_problem_plus_jsonPayload)
-                /// The associated value of the enum case if `self` is `.application_problem_plus_json`.
-                ///
-                /// - Throws: An error if `self` is not `.application_problem_plus_json`.
-                /// - SeeAlso: `.application_problem_plus_json`.
-                public var application_problem_plus_json: Components.Responses.MailUnavailable.Body.application_problem_plus_jsonPayload {
-                    get throws {
-                        switch self {
-                        case let .application_problem_plus_json(body):
-                            return body
-                        }
-                    }
-                }
-            }
-            /// Received HTTP response body
-            public var body: Components.Responses.MailUnavailable.Body
-            /// Creates a new `MailUnavailable`.
-            ///
-            /// - Parameters:
-            ///   - headers: Received HTTP response headers
-            ///   - body: Received HTTP response body
-            public init(
-                headers: Components.Responses.MailUnavailable.Headers,
-                body: Components.Responses.MailUnavailable.Body
-            ) {
-                self.headers = headers
-                self.body = body
-            }
-        }
         public struct ShareExceededOrMailLimit: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/ShareExceededOrMailLimit/headers`.
             public struct Headers: Sendable, Hashable {
@@ -2756,6 +2680,73 @@ extension Components {
             public init(
                 headers: Components.Responses.ShareExceededOrMailLimit.Headers,
                 body: Components.Responses.ShareExceededOrMailLimit.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        public struct TenantMismatchOrMailNotConfigured: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/TenantMismatchOrMailNotConfigured/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                ///
+                /// - Remark: Generated from `#/components/responses/TenantMismatchOrMailNotConfigured/headers/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.TenantMismatchOrMailNotConfigured.Headers
+            /// - Remark: Generated from `#/components/responses/TenantMismatchOrMailNotConfigured/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/TenantMismatchOrMailNotConfigured/content/application_problem_plus_json`.
+                public struct application_problem_plus_jsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/responses/TenantMismatchOrMailNotConfigured/content/application_problem_plus_json/value1`.
+                    public var value1: Components.Schemas.Problem
+                    /// Creates a new `application_problem_plus_jsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - value1:
+                    public init(value1: Components.Schemas.Problem) {
+                        self.value1 = value1
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        self.value1 = try .init(from: decoder)
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try self.value1.encode(to: encoder)
+                    }
+                }
+                /// - Remark: Generated from `#/components/responses/TenantMismatchOrMailNotConfigured/content/application\/problem+json`.
+                case application_problem_plus_json(Components.Responses.TenantMismatchOrMailNotConfigured.Body.application_problem_plus_jsonPayload)
+                /// The associated value of the enum case if `self` is `.application_problem_plus_json`.
+                ///
+                /// - Throws: An error if `self` is not `.application_problem_plus_json`.
+                /// - SeeAlso: `.application_problem_plus_json`.
+                public var application_problem_plus_json: Components.Responses.TenantMismatchOrMailNotConfigured.Body.application_problem_plus_jsonPayload {
+                    get throws {
+                        switch self {
+                        case let .application_problem_plus_json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.TenantMismatchOrMailNotConfigured.Body
+            /// Creates a new `TenantMismatchOrMailNotConfigured`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.TenantMismatchOrMailNotConfigured.Headers,
+                body: Components.Responses.TenantMismatchOrMailNotConfigured.Body
             ) {
                 self.headers = headers
                 self.body = body

@@ -12795,17 +12795,17 @@ public enum Operations {
                     }
                 }
             }
-            /// `X-Tenant` names a tenant other than the access token's.
+            /// `tenant_mismatch`: `X-Tenant` names a tenant other than the access token's. `mail_not_configured`: the tenant cannot send email (its operator set no mail relay; `password_reset_available` is false in `GET /v1/tenant`).
             ///
             /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)/responses/403`.
             ///
             /// HTTP response code: `403 forbidden`.
-            case forbidden(Components.Responses.TenantMismatch)
+            case forbidden(Components.Responses.TenantMismatchOrMailNotConfigured)
             /// The associated value of the enum case if `self` is `.forbidden`.
             ///
             /// - Throws: An error if `self` is not `.forbidden`.
             /// - SeeAlso: `.forbidden`.
-            public var forbidden: Components.Responses.TenantMismatch {
+            public var forbidden: Components.Responses.TenantMismatchOrMailNotConfigured {
                 get throws {
                     switch self {
                     case let .forbidden(response):
@@ -12910,17 +12910,17 @@ public enum Operations {
                     }
                 }
             }
-            /// `mail_not_configured`: the tenant cannot send email (its operator set no relay); or `unavailable`.
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
             ///
             /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.MailUnavailable)
+            case serviceUnavailable(Components.Responses.Unavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.MailUnavailable {
+            public var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
