@@ -33,6 +33,7 @@ let package = Package(
         .systemLibrary(name: "CEpoll"),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CSpawn"),
         .target(
             name: "Postgres",
             dependencies: [
@@ -52,6 +53,15 @@ let package = Package(
             name: "Mail",
             dependencies: [
                 "CCurl",
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // Untrusted images into sanitised JPEGs, decoded in a sandboxed worker (libvips' tools
+        // under bubblewrap and rlimits): knows nothing of notes, places or storage.
+        .target(
+            name: "Photos",
+            dependencies: [
+                "CSpawn",
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
@@ -121,6 +131,7 @@ let package = Package(
         // The loopback SMTP server the tests start (scripts/test-smtp-server.py) and its mailbox.
         .target(name: "TestMailServer", dependencies: ["TestPolling"], path: "Tests/TestMailServer"),
         .testTarget(name: "MailTests", dependencies: ["Mail", "TestMailServer", "TestPolling"]),
+        .testTarget(name: "PhotosTests", dependencies: ["Photos", "TestPolling"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestPolling"]),
         .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "TestPolling"]),
         .testTarget(name: "AdmissionTests", dependencies: ["Admission", "TestPolling"]),

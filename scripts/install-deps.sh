@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, the tests and `make run` need, only when
-# missing (libjs-leaflet: the browser app's map, served at /vendor/leaflet/; libcurl: SMTP).
+# missing (libjs-leaflet: the browser app's map, served at /vendor/leaflet/; libcurl: SMTP;
+# libvips-tools and bubblewrap: the sandboxed photo worker; exiftool: the photo tests' witness).
 set -euo pipefail
-packages=(postgresql-15 postgresql-15-postgis-3 postgresql-contrib libpq-dev libssl-dev libcurl4-openssl-dev libjs-leaflet "$@")
+packages=(postgresql-15 postgresql-15-postgis-3 postgresql-contrib libpq-dev libssl-dev libcurl4-openssl-dev libjs-leaflet libvips-tools bubblewrap libimage-exiftool-perl "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
