@@ -83,6 +83,7 @@ let package = Package(
                 "Postgres",
                 "Credentials",
                 "Mail",
+                "Photos",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -76,6 +76,9 @@ HOMES = {
     "ModerationAction": "Safety",
     "ModerationLogEntry": "Safety",
     "ModerationLogPage": "Safety",
+    "Photo": "Photos",
+    "PhotoVariants": "Photos",
+    "PhotoVariant": "Photos",
     "DeletedEvent": "Events",
     "ResetEvent": "Events",
 }

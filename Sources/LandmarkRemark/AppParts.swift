@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Credentials
 import Foundation
 import Logging
+import Photos
 import Postgres
 import ServiceLifecycle
 
@@ -31,6 +32,9 @@ struct AppParts: Sendable {
     /// The account messages, written with their codes.
     let accountMail: AccountMail
     let resets: PasswordResetService
+    /// The sandboxed photo workers' threads, and the sanitiser that runs them.
+    let photoWorkers: PhotoWorkers
+    let photoSanitiser: PhotoSanitiser
 
     init(configuration: AppConfiguration, logger: Logger) async throws {
         self.configuration = configuration
@@ -81,6 +85,24 @@ struct AppParts: Sendable {
             templates: MailTemplates(), limits: MailLimits(perRecipient: configuration.mail.perRecipient, perAddress: configuration.mail.perAddress),
             clock: configuration.clock, sender: mailSender)
         resets = PasswordResetService(pool: pool, users: users, sessions: sessions, hashing: hashing, mail: accountMail)
+        let photos = configuration.photos
+        photoWorkers = PhotoWorkers(count: photos.workers)
+        photoSanitiser = PhotoSanitiser(
+            limits: .init(maxBytes: photos.maxBytes, maxPixels: photos.maxPixels),
+            sandbox: PhotoSandbox(
+                isolation: photos.isolation,
+                limits: .init(memoryBytes: photos.workerMemoryMB << 20, cpuSeconds: max(1, Int(photos.timeout.components.seconds)), wallClock: photos.timeout)),
+            workDirectory: photos.workDirectory, workers: photoWorkers)
+    }
+}
+
+/// Runs the photo workers' threads for the life of the application.
+struct PhotoWorkersService: Service {
+    let workers: PhotoWorkers
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await workers.shutdown()
     }
 }
 

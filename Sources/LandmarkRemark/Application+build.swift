@@ -23,7 +23,7 @@ public func buildApplication(
         server: .http1(configuration: .init(additionalChannelHandlers: [ClientHangup()])),
         configuration: .init(address: .hostname(configuration.server.host, port: configuration.server.port), serverName: nil),
         services: [
-            parts.pool, HashingPoolService(pool: parts.hashingPool), parts.events,
+            parts.pool, HashingPoolService(pool: parts.hashingPool), PhotoWorkersService(workers: parts.photoWorkers), parts.events,
             RetentionService(pool: parts.pool, interval: configuration.operations.retentionInterval, logger: logger),
             NoteGridFolder(pool: parts.pool, interval: configuration.operations.gridFoldInterval, logger: logger),
             parts.mailSender, parts.resets,
@@ -67,7 +67,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let identities = IdentityController(
         signIns: SignInService(accounts: accounts, guestsPerAddressPerHour: configuration.identity.guestsPerAddressPerHour), bodyLimit: limit)
     let users = UsersController(accounts: accounts, export: AccountExport(pool: parts.pool, pageSize: configuration.accounts.exportPageSize), bodyLimit: limit)
-    let notes = NotesController(notes: NoteService(pool: parts.pool, notes: parts.notes, idempotency: IdempotencyStore()), bodyLimit: limit)
+    let notes = NotesController(notes: NoteService(pool: parts.pool, notes: parts.notes, creates: IdempotentCreates(pool: parts.pool)), bodyLimit: limit)
     let places = PlacesController(places: PlaceService(pool: parts.pool, places: parts.places), bodyLimit: limit)
     let tickets = StreamTicketService(pool: parts.pool, lifetime: configuration.events.ticketLifetime, tokens: parts.tokens)
     let events = EventsController(
@@ -82,6 +82,11 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
             pool: parts.pool, reports: ReportStore(), perUserPerHour: configuration.safety.reportsPerUserPerHour,
             perTenantPerHour: configuration.safety.reportsPerTenantPerHour),
         bodyLimit: limit)
+    let photos = PhotosController(
+        photos: PhotoService(
+            pool: parts.pool, photos: PhotoStore(), sanitiser: parts.photoSanitiser, creates: IdempotentCreates(pool: parts.pool),
+            shares: parts.shares, perNote: configuration.photos.perNote),
+        maxBytes: configuration.photos.maxBytes)
     let moderation = ModerationController(moderation: ModerationService(pool: parts.pool, moderation: ModerationStore()), bodyLimit: limit)
 
     let v1 = router.group("v1")
@@ -108,6 +113,8 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
         .add(middleware: FairShareMiddleware(shares: parts.shares))
         .addRoutes(events.endpoints, atPath: "events")
     authenticated.addRoutes(notes.endpoints, atPath: "notes")
+    authenticated.addRoutes(photos.noteEndpoints, atPath: "notes")
+    authenticated.addRoutes(photos.endpoints, atPath: "photos")
     authenticated.addRoutes(notes.userEndpoints, atPath: "users")
     return router
 }

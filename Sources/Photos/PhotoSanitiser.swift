@@ -12,7 +12,7 @@ public struct SanitisedPhoto: Sendable {
     /// What the upload was, by its bytes.
     public let source: PhotoFormat
     /// Every variant, as JPEG: oriented, sRGB, without any metadata.
-    public let variants: [PhotoVariant: Rendition]
+    public let variants: [PhotoSize: Rendition]
 
     /// The largest variant's size: the photo's shape as people see it (orientation applied).
     public var width: Int { variants[.full]?.width ?? 0 }
@@ -92,8 +92,8 @@ public struct PhotoSanitiser: Sendable {
 
     private static func render(_ job: JobDirectory, format: PhotoFormat, sandbox: PhotoSandbox) throws(PhotoError) -> SanitisedPhoto {
         _ = try run(Self.renderScript, [], job: job, sandbox: sandbox)
-        var variants: [PhotoVariant: SanitisedPhoto.Rendition] = [:]
-        for variant in PhotoVariant.allCases {
+        var variants: [PhotoSize: SanitisedPhoto.Rendition] = [:]
+        for variant in PhotoSize.allCases {
             guard let bytes = job.read("\(variant.rawValue).jpg") else { throw .unreadable("the \(variant.rawValue) variant is missing") }
             let structure = try JPEGStructure(bytes)
             guard max(structure.width, structure.height) <= variant.longSide else {
@@ -137,10 +137,10 @@ public struct PhotoSanitiser: Sendable {
     /// JPEG. `strip` drops every metadata block; `background` flattens transparency on white.
     /// The later steps read only our own intermediate and must not rotate it again.
     static var renderScript: String {
-        func save(_ variant: PhotoVariant) -> String {
+        func save(_ variant: PhotoSize) -> String {
             "\(variant.rawValue).jpg[Q=\(variant.quality),strip,optimize-coding,background=255]"
         }
-        let full = PhotoVariant.full
+        let full = PhotoSize.full
         var lines = [
             "set -e",
             "cd \"$1\"",
@@ -148,7 +148,7 @@ public struct PhotoSanitiser: Sendable {
             "VIPS_BLOCK_UNTRUSTED=1 vipsthumbnail in --size '\(full.longSide)x\(full.longSide)>' --export-profile srgb -o full.v",
             "vips copy full.v '\(save(full))'",
         ]
-        for variant in PhotoVariant.allCases where variant != full {
+        for variant in PhotoSize.allCases where variant != full {
             lines.append("vipsthumbnail full.v --no-rotate --size '\(variant.longSide)x\(variant.longSide)>' -o '\(save(variant))'")
         }
         lines.append("rm -f full.v in")

@@ -130,9 +130,17 @@ import Testing
                 let responses = try #require(operation["responses"] as? [String: Any], "\(name)")
                 #expect(open || responses["401"] != nil, "\(name) needs a token but documents no 401")
                 if let body = operation["requestBody"] {
-                    let bodySchema = try #require(schema.mediaSchema(body, "application/json"), "\(name): body is not JSON")
-                    for problem in schema.objectsAllowingUnknownFields(bodySchema, at: "body") {
-                        Issue.record("\(name): \(problem) must set additionalProperties: false")
+                    // JSON, or a file's bytes (a photo): every media type then takes binary.
+                    if let bodySchema = schema.mediaSchema(body, "application/json") {
+                        for problem in schema.objectsAllowingUnknownFields(bodySchema, at: "body") {
+                            Issue.record("\(name): \(problem) must set additionalProperties: false")
+                        }
+                    } else {
+                        let media = try #require((body as? [String: Any])?["content"] as? [String: [String: Any]], "\(name)")
+                        for (type, content) in media {
+                            let binary = (content["schema"] as? [String: Any]).map { $0["type"] as? String == "string" && $0["format"] as? String == "binary" }
+                            #expect(binary == true, "\(name): \(type) is neither JSON nor binary")
+                        }
                     }
                     #expect(responses["415"] != nil && responses["422"] != nil && responses["413"] != nil, "\(name) takes a body")
                 }

@@ -1,5 +1,6 @@
 import Credentials
 import Logging
+import Photos
 
 /// Every `LR_*` variable the service reads, by concern, in the order `.env.example` and
 /// the operations guide list them. Adding a setting: a field with its default in
@@ -160,6 +161,39 @@ extension AppConfiguration {
                 .integer("LR_MAIL_PER_ADDRESS", \.mail.perAddress, 1...100_000, help: """
                     Requests that send mail (verification, reset) from one client address per tenant per hour; \
                     429 beyond.
+                    """),
+            ]),
+            SettingGroup(title: "Photos", settings: [
+                .integer("LR_PHOTO_MAX_BYTES", \.photos.maxBytes, 1024...100_000_000, help: """
+                    The largest photo upload, in bytes; 413 beyond (nginx's limit for the photo paths \
+                    must be at least this).
+                    """),
+                .integer("LR_PHOTO_MAX_PIXELS", \.photos.maxPixels, 1...500_000_000, help: """
+                    The most pixels a photo's header may declare; 422 beyond, before anything is decoded.
+                    """),
+                .integer("LR_PHOTOS_PER_NOTE", \.photos.perNote, 1...100, help: "Photos one note may have; 422 beyond."),
+                .integer("LR_PHOTO_WORKERS", \.photos.workers, 1...64, help: """
+                    Photos decoded at once on this replica, each by a sandboxed worker process; more \
+                    uploads wait their turn, in their fair share.
+                    """),
+                Setting("LR_PHOTO_SANDBOX", allowed: "bubblewrap or limits-only", example: "bubblewrap", help: """
+                    bubblewrap: each worker in namespaces of its own (no network, /usr read-only, its job's \
+                    directory only) and its limits; limits-only: the limits alone, where user namespaces \
+                    are not allowed (a container that is itself the boundary).
+                    """) { text, configuration in
+                    guard let isolation = PhotoSandbox.Isolation(rawValue: text) else {
+                        throw ConfigurationError(variable: "LR_PHOTO_SANDBOX", message: "must be bubblewrap or limits-only")
+                    }
+                    configuration.photos.isolation = isolation
+                },
+                .text("LR_PHOTO_WORK_DIR", \.photos.workDirectory, allowed: "a directory", help: """
+                    Where each upload's private job directory is made, and removed after it.
+                    """),
+                .duration("LR_PHOTO_TIMEOUT_SECONDS", \.photos.timeout, .seconds, 1...600, help: """
+                    A worker still running after this long is killed; its upload gets 422.
+                    """),
+                .integer("LR_PHOTO_WORKER_MEMORY_MB", \.photos.workerMemoryMB, 64...65536, help: """
+                    A worker's address space; a decoder that needs more fails its upload (422).
                     """),
             ]),
             SettingGroup(title: "Event streams", settings: [

@@ -1,6 +1,7 @@
 import Credentials
 import Foundation
 import Logging
+import Photos
 
 /// Every setting of the service, by concern, read once from `LR_*` environment variables
 /// and validated at start: a bad value stops the service with a message naming it. Each
@@ -17,6 +18,7 @@ public struct AppConfiguration: Sendable {
     public var operations = OperationsSettings()
     public var safety = SafetySettings()
     public var mail = MailSettings()
+    public var photos = PhotoSettings()
     /// The time the service's rules read (codes' and messages' lifetimes); tests move their own.
     public var clock = WallClock.system
 
@@ -140,4 +142,25 @@ public struct SafetySettings: Sendable {
     public var reportsPerUserPerHour = 20
     /// Reports one tenant may receive in an hour, from all its users together.
     public var reportsPerTenantPerHour = 1000
+}
+
+/// Photos on notes (issue 36): what an upload may be, and the sandboxed workers that decode it.
+public struct PhotoSettings: Sendable {
+    /// The largest upload, in bytes.
+    public var maxBytes = 15_000_000
+    /// The most pixels an upload's header may declare.
+    public var maxPixels = 50_000_000
+    /// Photos one note may have.
+    public var perNote = 4
+    /// Uploads decoded at once on this replica (each a worker process on one core).
+    public var workers = 2
+    /// bubblewrap's namespaces around each worker, or only its limits (where user namespaces
+    /// are not allowed: a container that is itself the boundary).
+    public var isolation = PhotoSandbox.Isolation.bubblewrap
+    /// Where each upload's job directory is made and removed.
+    public var workDirectory = "/tmp"
+    /// A worker still running after this long is killed (422 for its upload).
+    public var timeout: Duration = .seconds(30)
+    /// A worker's address space.
+    public var workerMemoryMB = 1024
 }

@@ -12,6 +12,8 @@ import Postgres
 ///   tenant lookup). An event stream borrows for each short read, outside its request's
 ///   scope, so it holds no share for its life.
 /// - Password hashing: per client address and per tenant.
+/// - Photo decoding: one upload at a time per user, and per tenant all workers but one (with
+///   one worker, that one), so that one tenant's flood of uploads leaves a worker to the others.
 ///
 /// Past its share a caller waits, in arrival order, up to `LR_SHARE_QUEUE_TIMEOUT_MS`, then
 /// gets `429 rate_limited` with `Retry-After`.
@@ -22,6 +24,8 @@ struct FairShares: Sendable {
     let hashesPerTenant: Int
     let database: KeyedLimiter<String>
     let hashing: KeyedLimiter<String>
+    let photosPerTenant: Int
+    let photos: KeyedLimiter<String>
 
     init(configuration: AppConfiguration) {
         func share(_ percent: Int, of total: Int) -> Int { max(1, total * percent / 100) }
@@ -31,6 +35,8 @@ struct FairShares: Sendable {
         hashesPerTenant = share(configuration.shares.hashingPerTenantPercent, of: configuration.accounts.hashConcurrency)
         database = KeyedLimiter(queueTimeout: configuration.shares.queueTimeout)
         hashing = KeyedLimiter(queueTimeout: configuration.shares.queueTimeout)
+        photosPerTenant = max(1, configuration.photos.workers - 1)
+        photos = KeyedLimiter(queueTimeout: configuration.shares.queueTimeout)
     }
 
     /// Who the current request is, for its shares; set by `FairShareMiddleware`.
@@ -75,6 +81,16 @@ struct FairShares: Sendable {
         let claims = hashingClaims(claimant)
         try await Self.admit { try await hashing.acquire(claims) }
         defer { hashing.release(claims) }
+        return try await body()
+    }
+
+    /// Runs a photo's decoding within the current request's share of the workers.
+    func withPhotoShare<T>(_ body: () async throws -> T) async throws -> T {
+        guard let claimant = Self.claimant else { return try await body() }
+        let claims = (claimant.user.map { [KeyedLimiter<String>.Claim($0, limit: 1)] } ?? [])
+            + (claimant.tenant.map { [.init("tenant:" + $0, limit: photosPerTenant)] } ?? [])
+        try await Self.admit { try await photos.acquire(claims) }
+        defer { photos.release(claims) }
         return try await body()
     }
 

@@ -1,4 +1,5 @@
 import Hummingbird
+import Photos
 
 /// The one place where the features' own errors become problem details. Stores and services
 /// throw these in their own words; `ProblemMiddleware` asks here what a client should hear.
@@ -13,6 +14,8 @@ extension AppError {
         case let error as IdentityError: self = Self.problem(for: error)
         case let error as SafetyError: self = Self.problem(for: error)
         case let error as RecoveryError: self = Self.problem(for: error)
+        case let error as PhotoRefusal: self = Self.problem(for: error)
+        case let error as PhotoError: self = Self.problem(for: error)
         case let error as ContentRefused:
             self = AppError(
                 .unprocessableContent, code: "content_refused", title: "Content refused",
@@ -40,6 +43,39 @@ extension AppError {
             AppError(
                 .conflict, code: "idempotency_in_progress", title: "Idempotent request in progress",
                 detail: "the first request with this Idempotency-Key is still running; retry shortly")
+        }
+    }
+
+    private static func problem(for error: PhotoRefusal) -> AppError {
+        switch error {
+        case .notFound, .unknownVariant: .notFound("photo")
+        case .tooManyPhotos(let limit):
+            AppError(
+                .unprocessableContent, code: "too_many_photos", title: "Too many photos",
+                detail: "a note may have \(limit) photos; delete one to add another")
+        }
+    }
+
+    /// The sanitiser's refusals. The decoder's own words stay in the log: they say nothing
+    /// a client can act on, and could say what a prober wants to know.
+    private static func problem(for error: PhotoError) -> AppError {
+        switch error {
+        case .unsupportedFormat:
+            AppError(
+                .unsupportedMediaType, code: "unsupported_photo_format", title: "Unsupported photo format",
+                detail: "the body is not a JPEG, PNG, WebP or HEIC/HEIF image (recognised by its bytes, not by its Content-Type or name)")
+        case .tooManyBytes(let limit):
+            AppError(.contentTooLarge, code: "photo_too_large", title: "Photo too large", detail: "a photo may be at most \(limit) bytes")
+        case .tooManyPixels(let width, let height, let limit):
+            AppError(
+                .unprocessableContent, code: "photo_too_many_pixels", title: "Photo has too many pixels",
+                detail: "the image declares \(width)×\(height) pixels; at most \(limit) are accepted")
+        case .unreadable:
+            AppError(
+                .unprocessableContent, code: "photo_unreadable", title: "Photo unreadable",
+                detail: "the image could not be decoded: it is damaged, or too costly to decode")
+        case .sandboxUnavailable:
+            AppError.unavailable()
         }
     }
 

@@ -8,7 +8,7 @@ import Postgres
 struct NoteService: Sendable {
     let pool: PostgresPool
     let notes: NoteStore
-    let idempotency: IdempotencyStore
+    let creates: IdempotentCreates
     /// The tenant's terms and word list (`TenantStore.WritePolicy`), read in each write's transaction.
     let tenants = TenantStore()
 
@@ -23,42 +23,8 @@ struct NoteService: Sendable {
                 tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft, held: held, on: connection)
             return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
         }
-        guard let key else { return try await pool.withTenantTransaction(tenantID, logger: logger, create) }
-        switch try await claim(key, fingerprint: draft.fingerprint, tenantID: tenantID, userID: userID, logger: logger) {
-        case .replay(let replay):
-            return NoteResponse(
-                body: Array(replay.body.utf8), status: .init(code: replay.status), location: replay.location, replayed: true)
-        case .claimed(let claim):
-            do {
-                return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
-                    let response = try await create(connection)
-                    try await idempotency.complete(
-                        claim, status: 201, body: String(decoding: response.body, as: UTF8.self), location: response.location,
-                        tenantID: tenantID, userID: userID, on: connection)
-                    return response
-                }
-            } catch {
-                // Best effort: a claim left behind counts as abandoned after a minute.
-                _ = try? await pool.withTenantTransaction(tenantID, logger: logger) {
-                    try await idempotency.release(claim, tenantID: tenantID, userID: userID, on: $0)
-                }
-                throw error
-            }
-        }
-    }
-
-    /// Claims the key in a committed transaction of its own, so a concurrent duplicate (on
-    /// any replica) sees it; a claim that vanished under it (its request failed) is tried again.
-    private func claim(
-        _ key: String, fingerprint: [UInt8], tenantID: Int64, userID: Int64, logger: Logger
-    ) async throws -> IdempotencyStore.Outcome {
-        for _ in 0..<3 {
-            let outcome = try await pool.withTenantTransaction(tenantID, logger: logger) {
-                try await idempotency.claim(key: key, fingerprint: fingerprint, tenantID: tenantID, userID: userID, on: $0)
-            }
-            if let outcome { return outcome }
-        }
-        throw NoteError.idempotencyInProgress
+        return try await creates.run(
+            key: key, fingerprint: draft.fingerprint, tenantID: tenantID, userID: userID, logger: logger, create)
     }
 
     /// Changes body, visibility or place; only the author, and only if `ifMatch` (when sent) is current.

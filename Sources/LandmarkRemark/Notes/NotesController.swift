@@ -32,7 +32,7 @@ struct NotesController {
     @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> NoteResponse {
         var request = request
         let identity = try context.requireIdentity()
-        let key = try Self.idempotencyKey(request)
+        let key = try IdempotencyKey.parse(request.headers)
         let draft = try await request.decode(NoteDraft.self, context: context, limit: bodyLimit)
         return try await notes.create(draft, by: identity, key: key, logger: context.logger)
     }
@@ -95,14 +95,5 @@ struct NotesController {
     private static func noteID(_ context: AppRequestContext) throws -> Int64 {
         guard let text = context.parameters.get("id"), let id = ResourceID.parse(text) else { throw NoteError.notFound }
         return id
-    }
-
-    /// `Idempotency-Key`: 1–255 printable ASCII characters, else `400`.
-    private static func idempotencyKey(_ request: Request) throws -> String? {
-        guard let key = request.headers[.idempotencyKey] else { return nil }
-        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
-            throw AppError.malformed("Idempotency-Key must be 1 to 255 printable characters")
-        }
-        return key
     }
 }

@@ -453,6 +453,39 @@ extension API {
         let status: String
     }
 
+    /// A photo on a note: re-encoded from the upload's pixels (the uploaded bytes are not kept).
+    struct Photo: APIModel {
+        let id: String
+        /// The `full` variant's width: the photo's shape as people see it, orientation applied.
+        let width: Int
+        let height: Int
+        let createdAt: Timestamp
+        let variants: PhotoVariants
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case width
+            case height
+            case createdAt = "created_at"
+            case variants
+        }
+    }
+
+    /// One size of a photo: a JPEG we encoded, oriented, in sRGB, without any metadata.
+    struct PhotoVariant: APIModel {
+        /// Its path on this service (`/v1/photos/{photo_id}/{variant}`), read with the access token like any other. It never changes: a photo is never edited, so the bytes behind a URL are the same for good.
+        let url: String
+        let width: Int
+        let height: Int
+    }
+
+    /// The sizes of a photo, by the length of the long side: at most 256, 1280 and 2048 pixels, never larger than the upload.
+    struct PhotoVariants: APIModel {
+        let thumb: PhotoVariant
+        let display: PhotoVariant
+        let full: PhotoVariant
+    }
+
     struct Place: APIModel {
         let id: String
         let name: String

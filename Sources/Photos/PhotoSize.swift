@@ -1,6 +1,6 @@
 /// The sizes every accepted photo is rendered to, by the length of its long side. A variant
 /// is never larger than the original: a 1000-pixel photo's `display` and `full` are both 1000.
-public enum PhotoVariant: String, Sendable, Hashable, CaseIterable, Comparable {
+public enum PhotoSize: String, Sendable, Hashable, CaseIterable, Comparable {
     /// Lists and map popups.
     case thumb
     /// A phone's screen.
@@ -19,5 +19,5 @@ public enum PhotoVariant: String, Sendable, Hashable, CaseIterable, Comparable {
     /// The JPEG quality: thumbnails are small on screen, so their artefacts are too.
     var quality: Int { self == .thumb ? 80 : 82 }
 
-    public static func < (lhs: PhotoVariant, rhs: PhotoVariant) -> Bool { lhs.longSide < rhs.longSide }
+    public static func < (lhs: PhotoSize, rhs: PhotoSize) -> Bool { lhs.longSide < rhs.longSide }
 }

@@ -1,16 +1,16 @@
 import HTTPTypes
 import Hummingbird
 
-/// A note's JSON, encoded once so its ETag is the hash of exactly the bytes sent; also an
-/// idempotent replay of a stored create.
-struct NoteResponse: ResponseGenerator, Sendable {
+/// A resource's JSON (a note, a photo), encoded once so its ETag is the hash of exactly the
+/// bytes sent; also an idempotent replay of a stored create (`IdempotentCreates`).
+struct StoredJSONResponse: ResponseGenerator, Sendable {
     let body: [UInt8]
     var status: HTTPResponse.Status = .ok
     var location: String?
     var replayed = false
 
-    init(_ note: Note, status: HTTPResponse.Status = .ok, location: String? = nil) {
-        self.init(body: note.jsonBytes, status: status, location: location)
+    init(_ value: some JSONWritable, status: HTTPResponse.Status = .ok, location: String? = nil) {
+        self.init(body: value.jsonBytes, status: status, location: location)
     }
 
     init(body: [UInt8], status: HTTPResponse.Status, location: String?, replayed: Bool = false) {
@@ -28,6 +28,9 @@ struct NoteResponse: ResponseGenerator, Sendable {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }
+
+/// A note's JSON as sent.
+typealias NoteResponse = StoredJSONResponse
 
 extension HTTPField.Name {
     /// Set on a response replayed for a repeated `Idempotency-Key`.

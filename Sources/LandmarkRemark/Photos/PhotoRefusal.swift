@@ -1,0 +1,12 @@
+import Photos
+
+/// Why a photo operation cannot be done, in the photos' own words (`Problems+Domain.swift`
+/// says them in HTTP, with `PhotoError`, the sanitiser's).
+enum PhotoRefusal: Error, Equatable {
+    /// No such photo on a note the caller sees.
+    case notFound
+    /// The note already has as many photos as it may.
+    case tooManyPhotos(limit: Int)
+    /// Not a photo's name: thumb, display or full.
+    case unknownVariant
+}

@@ -1,0 +1,77 @@
+import Credentials
+import Logging
+import Photos
+import Postgres
+
+/// The photos' workflows. An upload is checked against its note before any work (so a
+/// stranger's upload costs a read, not a decode), sanitised outside any transaction (a
+/// decode takes up to seconds), and stored in a transaction that checks the note again.
+struct PhotoService: Sendable {
+    let pool: PostgresPool
+    let photos: PhotoStore
+    let sanitiser: PhotoSanitiser
+    let creates: IdempotentCreates
+    let shares: FairShares
+    let perNote: Int
+
+    func upload(_ bytes: [UInt8], toNote noteID: Int64, by identity: Identity, key: String?, logger: Logger) async throws -> StoredJSONResponse {
+        let (tenantID, userID) = (identity.tenantID, identity.userID)
+        // Before the work: the note is the caller's and has room. With a key, a full note may
+        // be full of this very upload's first try, which the key replays below.
+        do {
+            try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+                try check(try await photos.lockNoteForPhoto(tenantID: tenantID, noteID: noteID, viewerID: userID, on: connection))
+            }
+        } catch PhotoRefusal.tooManyPhotos where key != nil {}
+        // Outside any transaction: a decode takes up to seconds, and holds no connection or lock.
+        let sanitised: SanitisedPhoto
+        do {
+            sanitised = try await shares.withPhotoShare { try await sanitiser.sanitise(bytes) }
+        } catch let error as PhotoError {
+            switch error {
+            case .unreadable(let why): logger.notice("photo refused", metadata: ["reason": "\(why)", "bytes": "\(bytes.count)"])
+            case .sandboxUnavailable(let why): logger.error("photo worker unavailable", metadata: ["reason": "\(why)"])
+            default: break
+            }
+            throw error
+        }
+        let fingerprint = Tokens.sha256(Array("note:\(noteID):".utf8) + bytes)
+        return try await creates.run(key: key, fingerprint: fingerprint, tenantID: tenantID, userID: userID, logger: logger) { connection in
+            try check(try await photos.lockNoteForPhoto(tenantID: tenantID, noteID: noteID, viewerID: userID, on: connection))
+            let photo = try await photos.insert(tenantID: tenantID, ownerID: userID, noteID: noteID, photo: sanitised, on: connection)
+            return StoredJSONResponse(photo, status: .created, location: photo.variants.full.url)
+        }
+    }
+
+    /// A variant's bytes and hash, if the caller sees what the photo is on.
+    func variant(_ photoID: Int64, size: PhotoSize, for identity: Identity, logger: Logger) async throws -> (sha256: [UInt8], data: [UInt8]) {
+        let found = try await pool.withTenantReads(identity.tenantID, logger: logger) {
+            try await photos.variant(tenantID: identity.tenantID, photoID: photoID, size: size, viewerID: identity.userID, on: $0)
+        }
+        guard let found else { throw PhotoRefusal.notFound }
+        return found
+    }
+
+    /// Removes a photo from the caller's note.
+    func delete(_ photoID: Int64, fromNote noteID: Int64, by identity: Identity, logger: Logger) async throws {
+        try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+            let target = try await photos.lockNoteForPhoto(tenantID: identity.tenantID, noteID: noteID, viewerID: identity.userID, on: connection)
+            switch target {
+            case .notFound: throw NoteError.notFound
+            case .notAuthor: throw NoteError.notAuthor
+            case .allowed: break
+            }
+            guard try await photos.delete(tenantID: identity.tenantID, noteID: noteID, photoID: photoID, on: connection) else {
+                throw PhotoRefusal.notFound
+            }
+        }
+    }
+
+    private func check(_ target: PhotoStore.Target) throws {
+        switch target {
+        case .notFound: throw NoteError.notFound
+        case .notAuthor: throw NoteError.notAuthor
+        case .allowed(let count): if count >= perNote { throw PhotoRefusal.tooManyPhotos(limit: perNote) }
+        }
+    }
+}

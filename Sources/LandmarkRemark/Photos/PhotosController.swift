@@ -1,0 +1,70 @@
+import Credentials
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Photos
+
+/// `/v1/notes/{id}/photos` and `/v1/photos/{photo_id}/{variant}`, behind the authenticator.
+struct PhotosController {
+    let photos: PhotoService
+    let maxBytes: Int
+
+    /// Mounted at `/v1/notes`, beside `NotesController`'s routes.
+    var noteEndpoints: RouteCollection<AppRequestContext> {
+        RouteCollection(context: AppRequestContext.self)
+            .post(":id/photos", use: upload)
+            .delete(":id/photos/:photo_id", use: delete)
+    }
+
+    /// Mounted at `/v1/photos`.
+    var endpoints: RouteCollection<AppRequestContext> {
+        RouteCollection(context: AppRequestContext.self)
+            .get(":photo_id/:variant", use: variant)
+    }
+
+    /// The body is the image's bytes (see the contract for why not multipart); what it is, is
+    /// decided by its bytes, so its `Content-Type` is not looked at.
+    @Sendable func upload(_ request: Request, context: AppRequestContext) async throws -> StoredJSONResponse {
+        var request = request
+        let identity = try context.requireIdentity()
+        let noteID = try Self.id("id", context, else: NoteError.notFound)
+        let key = try IdempotencyKey.parse(request.headers)
+        let bytes: [UInt8]
+        do {
+            bytes = Array(buffer: try await request.collectBody(upTo: maxBytes))
+        } catch is NIOTooManyBytesError {
+            throw PhotoError.tooManyBytes(limit: maxBytes)
+        }
+        return try await photos.upload(bytes, toNote: noteID, by: identity, key: key, logger: context.logger)
+    }
+
+    @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
+        let identity = try context.requireIdentity()
+        let noteID = try Self.id("id", context, else: NoteError.notFound)
+        let photoID = try Self.id("photo_id", context, else: PhotoRefusal.notFound)
+        try await photos.delete(photoID, fromNote: noteID, by: identity, logger: context.logger)
+        return .noContent
+    }
+
+    /// A variant's JPEG. Its URL names its bytes for good (a photo never changes), so clients
+    /// keep it a year; `private`, because who may see it is decided per viewer.
+    @Sendable func variant(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let photoID = try Self.id("photo_id", context, else: PhotoRefusal.notFound)
+        guard let size = context.parameters.get("variant").flatMap(PhotoSize.init(rawValue:)) else { throw PhotoRefusal.notFound }
+        let (sha256, data) = try await photos.variant(photoID, size: size, for: identity, logger: context.logger)
+        let tag = "\"" + Base64URL.encode(sha256.prefix(16)) + "\""
+        var headers: HTTPFields = [.eTag: tag, .cacheControl: "private, max-age=31536000, immutable"]
+        if EntityTag.noneMatchHits(request.headers[.ifNoneMatch], current: tag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = "image/jpeg"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A malformed id names nothing the caller could see: `404`, like a missing one.
+    private static func id(_ name: String, _ context: AppRequestContext, else missing: some Error) throws -> Int64 {
+        guard let text = context.parameters.get(name), let id = ResourceID.parse(text) else { throw missing }
+        return id
+    }
+}

@@ -1,0 +1,64 @@
+-- Photos on notes (and, with the same tables, on places): issue 36.
+--
+-- The bytes live here, in PostgreSQL, not on a volume: one backup and one restore hold the
+-- notes and their photos together; a photo is written in one transaction with the check
+-- that its note is the uploader's and has room for it; row-level security keeps tenants
+-- apart as for every other table; two replicas need no shared disk; Citus distributes it by
+-- tenant like the rest. What is stored is only what we made: each variant re-encoded by the
+-- sandboxed worker (Sources/Photos), never the uploaded bytes, which are not kept.
+--
+-- A photo never changes: a new upload is a new id. So a variant's URL names its content
+-- for good, and clients and caches may keep it (`Cache-Control: immutable`).
+
+CREATE TABLE photos (
+    tenant_id bigint NOT NULL,
+    id bigint GENERATED ALWAYS AS IDENTITY,
+    -- Who uploaded it: their quota, and deleting their account deletes it.
+    owner_id bigint NOT NULL,
+    -- Exactly one of these: what the photo is on.
+    note_id bigint,
+    place_id bigint,
+    -- What the upload was, by its bytes (never served: for the operators' figures).
+    source_format text NOT NULL CHECK (source_format IN ('jpeg', 'png', 'webp', 'heif')),
+    -- The largest variant's size, orientation applied.
+    width integer NOT NULL CHECK (width > 0),
+    height integer NOT NULL CHECK (height > 0),
+    -- The variants' bytes together: what counts against quotas.
+    stored_bytes bigint NOT NULL CHECK (stored_bytes > 0),
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (tenant_id, id),
+    CHECK ((note_id IS NULL) <> (place_id IS NULL))
+);
+SELECT admin.distribute_new_table('photos');
+-- One constraint per statement (Citus takes no other subcommand beside an ADD CONSTRAINT).
+ALTER TABLE photos ADD FOREIGN KEY (tenant_id) REFERENCES tenants (id);
+ALTER TABLE photos ADD FOREIGN KEY (tenant_id, owner_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE;
+ALTER TABLE photos ADD FOREIGN KEY (tenant_id, note_id) REFERENCES notes (tenant_id, id) ON DELETE CASCADE;
+ALTER TABLE photos ADD FOREIGN KEY (tenant_id, place_id) REFERENCES places (tenant_id, id) ON DELETE CASCADE;
+-- A note's photos, in upload order; and the cascade from a deleted note finds them.
+CREATE INDEX photos_by_note ON photos (tenant_id, note_id, id) WHERE note_id IS NOT NULL;
+CREATE INDEX photos_by_place ON photos (tenant_id, place_id, id) WHERE place_id IS NOT NULL;
+-- The cascade from a deleted account, and the quota's sum.
+CREATE INDEX photos_by_owner ON photos (tenant_id, owner_id);
+
+CREATE TABLE photo_variants (
+    tenant_id bigint NOT NULL,
+    photo_id bigint NOT NULL,
+    variant text NOT NULL CHECK (variant IN ('thumb', 'display', 'full')),
+    width integer NOT NULL CHECK (width > 0),
+    height integer NOT NULL CHECK (height > 0),
+    -- SHA-256 of `data`: the ETag.
+    sha256 bytea NOT NULL CHECK (octet_length(sha256) = 32),
+    data bytea NOT NULL,
+    PRIMARY KEY (tenant_id, photo_id, variant)
+);
+SELECT admin.distribute_new_table('photo_variants');
+ALTER TABLE photo_variants ADD FOREIGN KEY (tenant_id, photo_id) REFERENCES photos (tenant_id, id) ON DELETE CASCADE;
+-- JPEG does not compress again: stored out of line without pglz's attempt at it.
+ALTER TABLE photo_variants ALTER COLUMN data SET STORAGE EXTERNAL;
+
+ALTER TABLE photos ENABLE ROW LEVEL SECURITY;
+ALTER TABLE photo_variants ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON photos USING (tenant_id = current_tenant_id()) WITH CHECK (tenant_id = current_tenant_id());
+CREATE POLICY tenant_isolation ON photo_variants USING (tenant_id = current_tenant_id()) WITH CHECK (tenant_id = current_tenant_id());
+GRANT SELECT, INSERT, DELETE ON photos, photo_variants TO landmark_app;
