@@ -39,7 +39,7 @@ struct PhotoService: Sendable {
         return try await creates.run(key: key, fingerprint: fingerprint, tenantID: tenantID, userID: userID, logger: logger) { connection in
             try check(try await photos.lockNoteForPhoto(tenantID: tenantID, noteID: noteID, viewerID: userID, on: connection))
             let photo = try await photos.insert(tenantID: tenantID, ownerID: userID, noteID: noteID, photo: sanitised, on: connection)
-            return StoredJSONResponse(photo, status: .created, location: photo.variants.full.url)
+            return StoredJSONResponse(photo, status: .created)
         }
     }
 
