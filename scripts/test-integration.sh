@@ -200,6 +200,7 @@ check "nginx proxies /healthz" 'wait_for_status "$EDGE/healthz" 200 10'
 # --- the checks -------------------------------------------------------------------
 section "setup done"
 source scripts/integration/nginx-checks.sh
+source scripts/integration/photo-checks.sh
 source scripts/integration/shutdown-checks.sh
 source scripts/integration/backup-checks.sh
 source scripts/integration/compose-db-checks.sh

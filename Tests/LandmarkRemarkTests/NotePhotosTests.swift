@@ -35,6 +35,33 @@ import Testing
         }
     }
 
+    /// The note's JSON carries its photos, in every read: by id, in lists, in events.
+    @Test func aNoteSaysItsPhotosWhereverItIsRead() async throws {
+        let slug = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let mia = try await client.signup("mia", tenant: slug)
+            let noah = try await client.signup("noah", tenant: slug)
+            let note = try await client.createNote(mia, "Two views", lat: -33.85, lng: 151.2)
+            #expect(note.photos.isEmpty)
+            let first = try await client.upload(try CameraPhotos.bytes("camera.jpg"), to: note.id, as: mia).decode(API.Photo.self)
+            let second = try await client.upload(try CameraPhotos.bytes("camera.webp"), to: note.id, as: mia).decode(API.Photo.self)
+            let read = try await client.call(.get, "/v1/notes/\(note.id)", token: noah.accessToken).decode(API.Note.self)
+            #expect(read.photos == [first, second])
+            #expect(read.updatedAt > note.updatedAt, "a photo added is a change to the note")
+            let listed = try await client.page("/v1/notes?near=-33.85,151.2&limit=5", token: noah.accessToken).items
+            #expect(listed.first { $0.id == note.id }?.photos == [first, second])
+            let mine = try await client.page("/v1/users/mia/notes", token: mia.accessToken).items
+            #expect(mine.first?.photos.map(\.id) == [first.id, second.id])
+            #expect(try await client.call(.delete, "/v1/notes/\(note.id)/photos/\(first.id)", token: mia.accessToken).status == .noContent)
+            let after = try await client.call(.get, "/v1/notes/\(note.id)", token: noah.accessToken).decode(API.Note.self)
+            #expect(after.photos == [second])
+            // Each change logged a note.updated event for the note.
+            let events = try await TestEnvironment.ownerScalar(
+                "SELECT count(*) FROM events WHERE kind = 'note.updated' AND object_id = \(Int64(note.id)!)", as: Int64.self)
+            #expect(events == 3)
+        }
+    }
+
     @Test func whatIsNotAPhotoIsRefusedAndNothingIsKept() async throws {
         let slug = try await TestEnvironment.makeTenant()
         try await withApp({ $0.photos.maxBytes = 5_000_000 }) { client in

@@ -26,3 +26,6 @@ expect "a user created before the dump logs in" 200 "$status"
 RESTORED_TOKEN=$(field access_token)
 expect "... and is the same account" "$USERNAME" "$(http GET "$REPLICA5/v1/me" -H "Authorization: Bearer $RESTORED_TOKEN" >/dev/null; field username)"
 expect "a session from before the dump is still valid" 200 "$(http GET "$REPLICA5/v1/me" -H "Authorization: Bearer $TOKEN")"
+status=$(http GET "$REPLICA5$PHOTO_PATH" -H "Authorization: Bearer $TOKEN"); cp "$RESPONSE_BODY" "$WORK/photos/restored.jpg"
+expect "a photo from before the dump is served by the restored replica" 200 "$status"
+expect "... byte for byte" "$PHOTO_SHA" "$(sha256sum <"$WORK/photos/restored.jpg" | cut -c1-64)"

@@ -62,3 +62,15 @@ ALTER TABLE photo_variants ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON photos USING (tenant_id = current_tenant_id()) WITH CHECK (tenant_id = current_tenant_id());
 CREATE POLICY tenant_isolation ON photo_variants USING (tenant_id = current_tenant_id()) WITH CHECK (tenant_id = current_tenant_id());
 GRANT SELECT, INSERT, DELETE ON photos, photo_variants TO landmark_app;
+
+-- What a note's JSON says of its photos, kept on the note so that every read (a list, a
+-- note by id, an event) writes them without a join: per photo, in the order they were
+-- added, eight numbers: id, created_at in microseconds since 1970, then width and height of
+-- full, display and thumb. Written by the service in the transaction that adds or removes
+-- a photo, with the note locked; the photos table above is what it is made from and what
+-- operators read. A change makes the note's `updated_at` later and logs a note.updated event.
+ALTER TABLE notes ADD COLUMN photos bigint[] NOT NULL DEFAULT '{}';
+ALTER TABLE notes ADD CONSTRAINT notes_photos_shape CHECK (cardinality(photos) % 8 = 0 AND array_position(photos, NULL) IS NULL);
+-- `SELECT *` is expanded when a view is made: made again, it has the new column.
+CREATE OR REPLACE VIEW tenant_notes AS
+SELECT * FROM notes WHERE tenant_id = current_tenant_id() AND NOT author_disabled;

@@ -22,11 +22,11 @@ struct NoteStore: Sendable {
     /// The location is read as geometry so `ST_X`/`ST_Y` give the stored degrees back unchanged.
     static let noteColumns: PostgresQuery = """
         n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
-        n.visibility, n.place_id, n.created_at, n.updated_at, n.moderation
+        n.visibility, n.place_id, n.created_at, n.updated_at, n.moderation, n.photos
         """
 
     /// How many columns `noteColumns` selects; list queries append their sort keys after them.
-    static let noteColumnCount = 11
+    static let noteColumnCount = 12
 
     /// Decodes the first `columnCount` columns of `row`, as seen by the user `viewer`.
     static func note(from row: PostgresRow, viewer: Int64) throws -> Note {
@@ -45,9 +45,10 @@ struct NoteStore: Sendable {
         let createdAt = try row.decode(Date.self, column: 8)
         let updatedAt = try row.decode(Date.self, column: 9)
         let moderation = try row.decode(String?.self, column: 10).flatMap(Note.Moderation.init(rawValue:))
+        let photos = PhotoSummaries.photos(try row.decode([Int64].self, column: 11))
         return Note(
             id: id, body: body, lat: lat, lng: lng, author: author, isMine: userID == viewer, visibility: visibility,
-            placeID: placeID, createdAt: createdAt, updatedAt: updatedAt, moderation: moderation)
+            placeID: placeID, createdAt: createdAt, updatedAt: updatedAt, moderation: moderation, photos: photos)
     }
 
     /// The note if `viewer` may see it (public or their own, by no one blocked either way).
@@ -103,7 +104,7 @@ struct NoteStore: Sendable {
     static func returnedColumns(authorName: String) -> PostgresQuery {
         """
         id, body, ST_Y(location::geometry), ST_X(location::geometry), user_id, \(authorName)::text,
-        visibility, place_id, created_at, updated_at, moderation
+        visibility, place_id, created_at, updated_at, moderation, photos
         """
     }
 

@@ -76,6 +76,8 @@ struct Note: JSONResponse, Equatable {
     /// Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
     var distanceM: Double? = nil
     var moderation: Note.Moderation?
+    /// The note's photos in the order they were added (`POST /v1/notes/{id}/photos`); empty when it has none.
+    var photos: [Photo]
 
     func write(to json: inout JSONWriter) {
         json.object { json in
@@ -99,6 +101,8 @@ struct Note: JSONResponse, Equatable {
             json.number(lng)
             json.key("moderation")
             if let moderation { json.string(moderation.rawValue) } else { json.null() }
+            json.key("photos")
+            json.array(photos)
             json.key("place_id")
             json.quotedInteger(placeID)
             json.key("updated_at")

@@ -20,7 +20,7 @@ struct PhotoService: Sendable {
         // be full of this very upload's first try, which the key replays below.
         do {
             try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
-                try check(try await photos.lockNoteForPhoto(tenantID: tenantID, noteID: noteID, viewerID: userID, on: connection))
+                _ = try check(try await photos.lockNoteForPhoto(tenantID: tenantID, noteID: noteID, viewerID: userID, on: connection))
             }
         } catch PhotoRefusal.tooManyPhotos where key != nil {}
         // Outside any transaction: a decode takes up to seconds, and holds no connection or lock.
@@ -37,8 +37,9 @@ struct PhotoService: Sendable {
         }
         let fingerprint = Tokens.sha256(Array("note:\(noteID):".utf8) + bytes)
         return try await creates.run(key: key, fingerprint: fingerprint, tenantID: tenantID, userID: userID, logger: logger) { connection in
-            try check(try await photos.lockNoteForPhoto(tenantID: tenantID, noteID: noteID, viewerID: userID, on: connection))
-            let photo = try await photos.insert(tenantID: tenantID, ownerID: userID, noteID: noteID, photo: sanitised, on: connection)
+            let current = try check(try await photos.lockNoteForPhoto(tenantID: tenantID, noteID: noteID, viewerID: userID, on: connection))
+            let photo = try await photos.insert(
+                tenantID: tenantID, ownerID: userID, noteID: noteID, current: current, photo: sanitised, on: connection)
             return StoredJSONResponse(photo, status: .created)
         }
     }
@@ -56,22 +57,26 @@ struct PhotoService: Sendable {
     func delete(_ photoID: Int64, fromNote noteID: Int64, by identity: Identity, logger: Logger) async throws {
         try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
             let target = try await photos.lockNoteForPhoto(tenantID: identity.tenantID, noteID: noteID, viewerID: identity.userID, on: connection)
+            let current: [Int64]
             switch target {
             case .notFound: throw NoteError.notFound
             case .notAuthor: throw NoteError.notAuthor
-            case .allowed: break
+            case .allowed(let photos): current = photos
             }
-            guard try await photos.delete(tenantID: identity.tenantID, noteID: noteID, photoID: photoID, on: connection) else {
+            guard try await photos.delete(tenantID: identity.tenantID, noteID: noteID, photoID: photoID, current: current, on: connection) else {
                 throw PhotoRefusal.notFound
             }
         }
     }
 
-    private func check(_ target: PhotoStore.Target) throws {
+    /// The note's photos, if the caller may add one.
+    private func check(_ target: PhotoStore.Target) throws -> [Int64] {
         switch target {
         case .notFound: throw NoteError.notFound
         case .notAuthor: throw NoteError.notAuthor
-        case .allowed(let count): if count >= perNote { throw PhotoRefusal.tooManyPhotos(limit: perNote) }
+        case .allowed(let current):
+            if current.count / PhotoSummaries.stride >= perNote { throw PhotoRefusal.tooManyPhotos(limit: perNote) }
+            return current
         }
     }
 }

@@ -8,10 +8,11 @@ import Postgres
 /// serve it. What a photo is on decides who sees it: a note's photo is seen by exactly those
 /// who see the note (`Audience.seesNote`, over `tenant_notes`, which hides disabled authors).
 struct PhotoStore: Sendable {
-    /// Whether `viewer` may add a photo to a note now, locking the note until the
+    /// Whether `viewer` may add or remove a photo of a note now, locking the note until the
     /// transaction ends (so two uploads cannot both take its last free place).
     enum Target: Sendable, Equatable {
-        case allowed(photos: Int)
+        /// The caller's note, with its photos as it keeps them (`PhotoSummaries`).
+        case allowed(photos: [Int64])
         /// Invisible to the viewer, or no such note.
         case notFound
         /// Visible but someone else's.
@@ -20,8 +21,7 @@ struct PhotoStore: Sendable {
 
     func lockNoteForPhoto(tenantID: Int64, noteID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Target {
         let rows = try await connection.query("""
-            SELECT n.user_id, \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID)),
-                   (SELECT count(*) FROM photos p WHERE p.tenant_id = \(tenantID) AND p.note_id = n.id)
+            SELECT n.user_id, \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID)), n.photos
             FROM notes n
             JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             WHERE n.tenant_id = \(tenantID) AND n.id = \(noteID) AND u.disabled_at IS NULL
@@ -29,12 +29,15 @@ struct PhotoStore: Sendable {
             """)
         guard let row = rows.first else { return .notFound }
         let author = try row.decode(Int64.self, column: 0)
-        if author == viewerID { return .allowed(photos: Int(try row.decode(Int64.self, column: 2))) }
+        if author == viewerID { return .allowed(photos: try row.decode([Int64].self, column: 2)) }
         return try row.decode(Bool.self, column: 1) ? .notAuthor : .notFound
     }
 
-    /// Stores `photo` on the note, its variants with it, and answers it as the API writes it.
-    func insert(tenantID: Int64, ownerID: Int64, noteID: Int64, photo: SanitisedPhoto, on connection: some PostgresQuerying) async throws -> Photo {
+    /// Stores `photo` on the note locked with `lockNoteForPhoto` (whose photos were `current`),
+    /// its variants with it, and answers it as the API writes it.
+    func insert(
+        tenantID: Int64, ownerID: Int64, noteID: Int64, current: [Int64], photo: SanitisedPhoto, on connection: some PostgresQuerying
+    ) async throws -> Photo {
         let stored = photo.variants.values.reduce(0) { $0 + $1.bytes.count }
         let rows = try await connection.query("""
             INSERT INTO photos (tenant_id, owner_id, note_id, source_format, width, height, stored_bytes)
@@ -51,18 +54,29 @@ struct PhotoStore: Sendable {
                         \(PostgresBytes(Tokens.sha256(rendition.bytes))), \(PostgresBytes(rendition.bytes)))
                 """)
         }
-        return Self.photo(id: id, createdAt: createdAt, photo: photo)
+        let added = PhotoSummaries.numbers(id: id, createdAt: createdAt, photo: photo)
+        try await setNotePhotos(tenantID: tenantID, noteID: noteID, current + added, on: connection)
+        return PhotoSummaries.photos(added)[0]
     }
 
-    /// The API's view of a stored photo: the variants' URLs are its id and their name.
-    static func photo(id: Int64, createdAt: Date, photo: SanitisedPhoto) -> Photo {
-        func variant(_ size: PhotoSize) -> PhotoVariant {
-            let rendition = photo.variants[size]
-            return PhotoVariant(url: "/v1/photos/\(id)/\(size.rawValue)", width: rendition?.width ?? 0, height: rendition?.height ?? 0)
-        }
-        return Photo(
-            id: id, width: photo.width, height: photo.height, createdAt: createdAt,
-            variants: PhotoVariants(thumb: variant(.thumb), display: variant(.display), full: variant(.full)))
+    /// Deletes the note's photo, its variants with it; false when the note has no such photo.
+    func delete(tenantID: Int64, noteID: Int64, photoID: Int64, current: [Int64], on connection: some PostgresQuerying) async throws -> Bool {
+        let deleted = try await connection.query("""
+            DELETE FROM photos WHERE tenant_id = \(tenantID) AND id = \(photoID) AND note_id = \(noteID)
+            """)
+        guard deleted.affectedRows == 1 else { return false }
+        try await setNotePhotos(tenantID: tenantID, noteID: noteID, PhotoSummaries.removing(photoID, from: current), on: connection)
+        return true
+    }
+
+    /// The note's photos as its JSON says them; a change to them is a change to the note
+    /// (a later `updated_at`, a new ETag, a note.updated event).
+    private func setNotePhotos(tenantID: Int64, noteID: Int64, _ numbers: [Int64], on connection: some PostgresQuerying) async throws {
+        try await connection.query("""
+            UPDATE notes
+            SET photos = \(numbers), updated_at = greatest(now(), seconds_after(updated_at, 0.000001))
+            WHERE tenant_id = \(tenantID) AND id = \(noteID)
+            """)
     }
 
     /// A variant's bytes and hash, if `viewer` sees what the photo is on.
@@ -79,11 +93,4 @@ struct PhotoStore: Sendable {
         return (try row.decode(PostgresBytes.self, column: 0).bytes, try row.decode(PostgresBytes.self, column: 1).bytes)
     }
 
-    /// Deletes the note's photo, its variants with it; false when the note has no such photo.
-    func delete(tenantID: Int64, noteID: Int64, photoID: Int64, on connection: some PostgresQuerying) async throws -> Bool {
-        let deleted = try await connection.query("""
-            DELETE FROM photos WHERE tenant_id = \(tenantID) AND id = \(photoID) AND note_id = \(noteID)
-            """)
-        return deleted.affectedRows == 1
-    }
 }

@@ -417,6 +417,8 @@ extension API {
         let distanceM: Double?
         /// `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its author sees it. Null otherwise.
         @Nullable var moderation: String?
+        /// The note's photos in the order they were added (`POST /v1/notes/{id}/photos`); empty when it has none.
+        let photos: [Photo]
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -431,6 +433,7 @@ extension API {
             case updatedAt = "updated_at"
             case distanceM = "distance_m"
             case moderation
+            case photos
         }
     }
 

@@ -89,6 +89,16 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
     case unavailable
     /// The tenant cannot send email (`TenantInfo.passwordResetAvailable` is false).
     case mailNotConfigured
+    /// A photo upload over the service's size limit (15 MB by default).
+    case photoTooLarge
+    /// A photo upload that is not JPEG, PNG, WebP or HEIC/HEIF by its bytes.
+    case unsupportedPhotoFormat
+    /// A photo whose header declares more pixels than the service decodes (50 million by default).
+    case photoTooManyPixels
+    /// A photo that could not be decoded (damaged, or too costly).
+    case photoUnreadable
+    /// The note has as many photos as it may (4 by default).
+    case tooManyPhotos
     case other(String)
 
     public static let allCases: [ProblemCode] = [
@@ -97,6 +107,7 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         .identityAlreadyLinked, .lastSignInMethod, .idempotencyInProgress, .preconditionFailed, .payloadTooLarge,
         .unsupportedMediaType, .validationFailed, .idempotencyKeyReused, .queryTooBroad, .cannotBlockSelf, .tooManyBlocks, .cannotReportOwnContent, .contentRefused, .rateLimited,
         .internal, .unavailable, .emailNotVerified, .noEmail, .emailAlreadyVerified, .invalidCode, .codeExpired, .mailNotConfigured,
+        .photoTooLarge, .unsupportedPhotoFormat, .photoTooManyPixels, .photoUnreadable, .tooManyPhotos,
     ]
 
     public init(rawValue: String) {
@@ -142,6 +153,11 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         case .invalidCode: "invalid_code"
         case .codeExpired: "code_expired"
         case .mailNotConfigured: "mail_not_configured"
+        case .photoTooLarge: "photo_too_large"
+        case .unsupportedPhotoFormat: "unsupported_photo_format"
+        case .photoTooManyPixels: "photo_too_many_pixels"
+        case .photoUnreadable: "photo_unreadable"
+        case .tooManyPhotos: "too_many_photos"
         case .other(let code): code
         }
     }

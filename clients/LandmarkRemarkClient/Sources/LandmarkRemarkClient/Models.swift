@@ -54,6 +54,8 @@ public struct Note: Sendable, Hashable, Identifiable {
     public let distanceMeters: Double?
     /// Held for a moderator (enough users reported it): only its author sees it until then.
     public let isHeldForModeration: Bool
+    /// Its photos, in the order they were added.
+    public let photos: [Photo]
 
     init(_ note: Components.Schemas.Note) {
         id = note.id
@@ -67,6 +69,43 @@ public struct Note: Sendable, Hashable, Identifiable {
         updatedAt = note.updated_at
         distanceMeters = note.distance_m
         isHeldForModeration = note.moderation == .pending
+        photos = note.photos.map(Photo.init)
+    }
+}
+
+/// A photo on a note, as the service re-encoded it: JPEG in three sizes, without metadata.
+public struct Photo: Sendable, Hashable, Identifiable {
+    /// One size of a photo: where to read it (with the session's token) and its pixels.
+    public struct Variant: Sendable, Hashable {
+        /// The path on the service, e.g. `/v1/photos/88/thumb`; its bytes never change.
+        public let path: String
+        public let width: Int
+        public let height: Int
+        let photoID: String
+        let size: Components.Parameters.PhotoVariantName
+
+        init(_ variant: Components.Schemas.PhotoVariant, photoID: String, size: Components.Parameters.PhotoVariantName) {
+            (path, width, height, self.photoID, self.size) = (variant.url, variant.width, variant.height, photoID, size)
+        }
+    }
+
+    public let id: String
+    /// The `full` variant's size: the photo's shape as people see it.
+    public let width: Int
+    public let height: Int
+    public let createdAt: Date
+    /// At most 256 pixels on the long side: lists and map pins.
+    public let thumb: Variant
+    /// At most 1280: a phone's screen.
+    public let display: Variant
+    /// At most 2048: zoomed in, or a large screen.
+    public let full: Variant
+
+    init(_ photo: Components.Schemas.Photo) {
+        (id, width, height, createdAt) = (photo.id, photo.width, photo.height, photo.created_at)
+        thumb = Variant(photo.variants.thumb, photoID: photo.id, size: .thumb)
+        display = Variant(photo.variants.display, photoID: photo.id, size: .display)
+        full = Variant(photo.variants.full, photoID: photo.id, size: .full)
     }
 }
 

@@ -98,5 +98,13 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/IdempotencyKey`.
         public typealias IdempotencyKey = Swift.String
+        /// - Remark: Generated from `#/components/parameters/PhotoId`.
+        public typealias PhotoId = Components.Schemas.Id
+        /// - Remark: Generated from `#/components/parameters/PhotoVariantName`.
+        @frozen public enum PhotoVariantName: String, Codable, Hashable, Sendable, CaseIterable {
+            case thumb = "thumb"
+            case display = "display"
+            case full = "full"
+        }
     }
 }

@@ -2752,5 +2752,206 @@ extension Components {
                 self.body = body
             }
         }
+        public struct PhotoTooLarge: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/PhotoTooLarge/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                ///
+                /// - Remark: Generated from `#/components/responses/PhotoTooLarge/headers/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.PhotoTooLarge.Headers
+            /// - Remark: Generated from `#/components/responses/PhotoTooLarge/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/PhotoTooLarge/content/application_problem_plus_json`.
+                public struct application_problem_plus_jsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/responses/PhotoTooLarge/content/application_problem_plus_json/value1`.
+                    public var value1: Components.Schemas.Problem
+                    /// Creates a new `application_problem_plus_jsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - value1:
+                    public init(value1: Components.Schemas.Problem) {
+                        self.value1 = value1
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        self.value1 = try .init(from: decoder)
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try self.value1.encode(to: encoder)
+                    }
+                }
+                /// - Remark: Generated from `#/components/responses/PhotoTooLarge/content/application\/problem+json`.
+                case application_problem_plus_json(Components.Responses.PhotoTooLarge.Body.application_problem_plus_jsonPayload)
+                /// The associated value of the enum case if `self` is `.application_problem_plus_json`.
+                ///
+                /// - Throws: An error if `self` is not `.application_problem_plus_json`.
+                /// - SeeAlso: `.application_problem_plus_json`.
+                public var application_problem_plus_json: Components.Responses.PhotoTooLarge.Body.application_problem_plus_jsonPayload {
+                    get throws {
+                        switch self {
+                        case let .application_problem_plus_json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.PhotoTooLarge.Body
+            /// Creates a new `PhotoTooLarge`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.PhotoTooLarge.Headers,
+                body: Components.Responses.PhotoTooLarge.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        public struct PhotoFormatUnsupported: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/PhotoFormatUnsupported/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                ///
+                /// - Remark: Generated from `#/components/responses/PhotoFormatUnsupported/headers/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.PhotoFormatUnsupported.Headers
+            /// - Remark: Generated from `#/components/responses/PhotoFormatUnsupported/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/PhotoFormatUnsupported/content/application_problem_plus_json`.
+                public struct application_problem_plus_jsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/responses/PhotoFormatUnsupported/content/application_problem_plus_json/value1`.
+                    public var value1: Components.Schemas.Problem
+                    /// Creates a new `application_problem_plus_jsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - value1:
+                    public init(value1: Components.Schemas.Problem) {
+                        self.value1 = value1
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        self.value1 = try .init(from: decoder)
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try self.value1.encode(to: encoder)
+                    }
+                }
+                /// - Remark: Generated from `#/components/responses/PhotoFormatUnsupported/content/application\/problem+json`.
+                case application_problem_plus_json(Components.Responses.PhotoFormatUnsupported.Body.application_problem_plus_jsonPayload)
+                /// The associated value of the enum case if `self` is `.application_problem_plus_json`.
+                ///
+                /// - Throws: An error if `self` is not `.application_problem_plus_json`.
+                /// - SeeAlso: `.application_problem_plus_json`.
+                public var application_problem_plus_json: Components.Responses.PhotoFormatUnsupported.Body.application_problem_plus_jsonPayload {
+                    get throws {
+                        switch self {
+                        case let .application_problem_plus_json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.PhotoFormatUnsupported.Body
+            /// Creates a new `PhotoFormatUnsupported`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.PhotoFormatUnsupported.Headers,
+                body: Components.Responses.PhotoFormatUnsupported.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        public struct PhotoRefused: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/PhotoRefused/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                ///
+                /// - Remark: Generated from `#/components/responses/PhotoRefused/headers/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.PhotoRefused.Headers
+            /// - Remark: Generated from `#/components/responses/PhotoRefused/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/PhotoRefused/content/application_problem_plus_json`.
+                public struct application_problem_plus_jsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/responses/PhotoRefused/content/application_problem_plus_json/value1`.
+                    public var value1: Components.Schemas.Problem
+                    /// Creates a new `application_problem_plus_jsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - value1:
+                    public init(value1: Components.Schemas.Problem) {
+                        self.value1 = value1
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        self.value1 = try .init(from: decoder)
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try self.value1.encode(to: encoder)
+                    }
+                }
+                /// - Remark: Generated from `#/components/responses/PhotoRefused/content/application\/problem+json`.
+                case application_problem_plus_json(Components.Responses.PhotoRefused.Body.application_problem_plus_jsonPayload)
+                /// The associated value of the enum case if `self` is `.application_problem_plus_json`.
+                ///
+                /// - Throws: An error if `self` is not `.application_problem_plus_json`.
+                /// - SeeAlso: `.application_problem_plus_json`.
+                public var application_problem_plus_json: Components.Responses.PhotoRefused.Body.application_problem_plus_jsonPayload {
+                    get throws {
+                        switch self {
+                        case let .application_problem_plus_json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.PhotoRefused.Body
+            /// Creates a new `PhotoRefused`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.PhotoRefused.Headers,
+                body: Components.Responses.PhotoRefused.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
     }
 }

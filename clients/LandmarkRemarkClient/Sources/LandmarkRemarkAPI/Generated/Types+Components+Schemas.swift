@@ -928,6 +928,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Note/moderation`.
             public var moderation: Components.Schemas.Note.moderationPayload?
+            /// The note's photos in the order they were added (`POST /v1/notes/{id}/photos`); empty when it has none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Note/photos`.
+            public var photos: [Components.Schemas.Photo]
             /// Creates a new `Note`.
             ///
             /// - Parameters:
@@ -943,6 +947,7 @@ extension Components {
             ///   - updated_at:
             ///   - distance_m: Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
             ///   - moderation: `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its author sees it. Null otherwise.
+            ///   - photos: The note's photos in the order they were added (`POST /v1/notes/{id}/photos`); empty when it has none.
             public init(
                 id: Components.Schemas.Id,
                 body: Swift.String,
@@ -955,7 +960,8 @@ extension Components {
                 created_at: Components.Schemas.Timestamp,
                 updated_at: Components.Schemas.Timestamp,
                 distance_m: Swift.Double? = nil,
-                moderation: Components.Schemas.Note.moderationPayload? = nil
+                moderation: Components.Schemas.Note.moderationPayload? = nil,
+                photos: [Components.Schemas.Photo]
             ) {
                 self.id = id
                 self.body = body
@@ -969,6 +975,7 @@ extension Components {
                 self.updated_at = updated_at
                 self.distance_m = distance_m
                 self.moderation = moderation
+                self.photos = photos
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -983,6 +990,7 @@ extension Components {
                 case updated_at
                 case distance_m
                 case moderation
+                case photos
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1034,6 +1042,10 @@ extension Components {
                     Components.Schemas.Note.moderationPayload.self,
                     forKey: .moderation
                 )
+                self.photos = try container.decode(
+                    [Components.Schemas.Photo].self,
+                    forKey: .photos
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
                     "body",
@@ -1046,7 +1058,8 @@ extension Components {
                     "created_at",
                     "updated_at",
                     "distance_m",
-                    "moderation"
+                    "moderation",
+                    "photos"
                 ])
             }
         }
@@ -4393,6 +4406,185 @@ extension Components {
                     "reports",
                     "blocks",
                     "mail"
+                ])
+            }
+        }
+        /// One size of a photo: a JPEG we encoded, oriented, in sRGB, without any metadata.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PhotoVariant`.
+        public struct PhotoVariant: Codable, Hashable, Sendable {
+            /// Its path on this service (`/v1/photos/{photo_id}/{variant}`), read with the access token like any other. It never changes: a photo is never edited, so the bytes behind a URL are the same for good.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PhotoVariant/url`.
+            public var url: Swift.String
+            /// - Remark: Generated from `#/components/schemas/PhotoVariant/width`.
+            public var width: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/PhotoVariant/height`.
+            public var height: Swift.Int
+            /// Creates a new `PhotoVariant`.
+            ///
+            /// - Parameters:
+            ///   - url: Its path on this service (`/v1/photos/{photo_id}/{variant}`), read with the access token like any other. It never changes: a photo is never edited, so the bytes behind a URL are the same for good.
+            ///   - width:
+            ///   - height:
+            public init(
+                url: Swift.String,
+                width: Swift.Int,
+                height: Swift.Int
+            ) {
+                self.url = url
+                self.width = width
+                self.height = height
+            }
+            public enum CodingKeys: String, CodingKey {
+                case url
+                case width
+                case height
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.url = try container.decode(
+                    Swift.String.self,
+                    forKey: .url
+                )
+                self.width = try container.decode(
+                    Swift.Int.self,
+                    forKey: .width
+                )
+                self.height = try container.decode(
+                    Swift.Int.self,
+                    forKey: .height
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "url",
+                    "width",
+                    "height"
+                ])
+            }
+        }
+        /// The sizes of a photo, by the length of the long side: at most 256, 1280 and 2048 pixels, never larger than the upload.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PhotoVariants`.
+        public struct PhotoVariants: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PhotoVariants/thumb`.
+            public var thumb: Components.Schemas.PhotoVariant
+            /// - Remark: Generated from `#/components/schemas/PhotoVariants/display`.
+            public var display: Components.Schemas.PhotoVariant
+            /// - Remark: Generated from `#/components/schemas/PhotoVariants/full`.
+            public var full: Components.Schemas.PhotoVariant
+            /// Creates a new `PhotoVariants`.
+            ///
+            /// - Parameters:
+            ///   - thumb:
+            ///   - display:
+            ///   - full:
+            public init(
+                thumb: Components.Schemas.PhotoVariant,
+                display: Components.Schemas.PhotoVariant,
+                full: Components.Schemas.PhotoVariant
+            ) {
+                self.thumb = thumb
+                self.display = display
+                self.full = full
+            }
+            public enum CodingKeys: String, CodingKey {
+                case thumb
+                case display
+                case full
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.thumb = try container.decode(
+                    Components.Schemas.PhotoVariant.self,
+                    forKey: .thumb
+                )
+                self.display = try container.decode(
+                    Components.Schemas.PhotoVariant.self,
+                    forKey: .display
+                )
+                self.full = try container.decode(
+                    Components.Schemas.PhotoVariant.self,
+                    forKey: .full
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "thumb",
+                    "display",
+                    "full"
+                ])
+            }
+        }
+        /// A photo on a note: re-encoded from the upload's pixels (the uploaded bytes are not kept).
+        ///
+        /// - Remark: Generated from `#/components/schemas/Photo`.
+        public struct Photo: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Photo/id`.
+            public var id: Components.Schemas.Id
+            /// The `full` variant's width: the photo's shape as people see it, orientation applied.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Photo/width`.
+            public var width: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Photo/height`.
+            public var height: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Photo/created_at`.
+            public var created_at: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/Photo/variants`.
+            public var variants: Components.Schemas.PhotoVariants
+            /// Creates a new `Photo`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - width: The `full` variant's width: the photo's shape as people see it, orientation applied.
+            ///   - height:
+            ///   - created_at:
+            ///   - variants:
+            public init(
+                id: Components.Schemas.Id,
+                width: Swift.Int,
+                height: Swift.Int,
+                created_at: Components.Schemas.Timestamp,
+                variants: Components.Schemas.PhotoVariants
+            ) {
+                self.id = id
+                self.width = width
+                self.height = height
+                self.created_at = created_at
+                self.variants = variants
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case width
+                case height
+                case created_at
+                case variants
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.Id.self,
+                    forKey: .id
+                )
+                self.width = try container.decode(
+                    Swift.Int.self,
+                    forKey: .width
+                )
+                self.height = try container.decode(
+                    Swift.Int.self,
+                    forKey: .height
+                )
+                self.created_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .created_at
+                )
+                self.variants = try container.decode(
+                    Components.Schemas.PhotoVariants.self,
+                    forKey: .variants
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "width",
+                    "height",
+                    "created_at",
+                    "variants"
                 ])
             }
         }

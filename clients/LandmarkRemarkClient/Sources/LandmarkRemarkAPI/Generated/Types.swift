@@ -287,6 +287,27 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/me/export`.
     /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)`.
     func exportMe(_ input: Operations.exportMe.Input) async throws -> Operations.exportMe.Output
+    /// Add a photo to a note (its author only)
+    ///
+    /// The body is the image's bytes, as a file is sent (`URLSession.upload(for:fromFile:)`, `fetch` with a `File`), not multipart: one part needs no envelope, a retry sends the same bytes, and nothing needs parsing before the size check. JPEG, PNG, WebP and HEIC/HEIF are recognised by their bytes. The image is decoded in a sandboxed worker and re-encoded as JPEG in three sizes, orientation applied, colour in sRGB, every metadata block (EXIF with GPS, XMP, IPTC, maker notes, embedded thumbnails, comments) dropped. Nothing is kept of a refused upload. Up to `LR_PHOTOS_PER_NOTE` photos a note.
+    ///
+    /// - Remark: HTTP `POST /v1/notes/{id}/photos`.
+    /// - Remark: Generated from `#/paths//v1/notes/{id}/photos/post(uploadNotePhoto)`.
+    func uploadNotePhoto(_ input: Operations.uploadNotePhoto.Input) async throws -> Operations.uploadNotePhoto.Output
+    /// Remove a photo from a note (its author only)
+    ///
+    /// Its bytes are deleted with it, for good.
+    ///
+    /// - Remark: HTTP `DELETE /v1/notes/{id}/photos/{photo_id}`.
+    /// - Remark: Generated from `#/paths//v1/notes/{id}/photos/{photo_id}/delete(deleteNotePhoto)`.
+    func deleteNotePhoto(_ input: Operations.deleteNotePhoto.Input) async throws -> Operations.deleteNotePhoto.Output
+    /// One size of a photo, as JPEG
+    ///
+    /// Seen by exactly those who see its note: a private note's photo by its author only; a note held for a moderator, reported by the caller, or by an author either has blocked is `404`, as the note is. The bytes behind a URL never change, so the answer may be kept: `Cache-Control: private, max-age=31536000, immutable` and an `ETag`; `If-None-Match` with it is `304`.
+    ///
+    /// - Remark: HTTP `GET /v1/photos/{photo_id}/{variant}`.
+    /// - Remark: Generated from `#/paths//v1/photos/{photo_id}/{variant}/get(getPhotoVariant)`.
+    func getPhotoVariant(_ input: Operations.getPhotoVariant.Input) async throws -> Operations.getPhotoVariant.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -860,6 +881,53 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)`.
     public func exportMe(headers: Operations.exportMe.Input.Headers = .init()) async throws -> Operations.exportMe.Output {
         try await exportMe(Operations.exportMe.Input(headers: headers))
+    }
+    /// Add a photo to a note (its author only)
+    ///
+    /// The body is the image's bytes, as a file is sent (`URLSession.upload(for:fromFile:)`, `fetch` with a `File`), not multipart: one part needs no envelope, a retry sends the same bytes, and nothing needs parsing before the size check. JPEG, PNG, WebP and HEIC/HEIF are recognised by their bytes. The image is decoded in a sandboxed worker and re-encoded as JPEG in three sizes, orientation applied, colour in sRGB, every metadata block (EXIF with GPS, XMP, IPTC, maker notes, embedded thumbnails, comments) dropped. Nothing is kept of a refused upload. Up to `LR_PHOTOS_PER_NOTE` photos a note.
+    ///
+    /// - Remark: HTTP `POST /v1/notes/{id}/photos`.
+    /// - Remark: Generated from `#/paths//v1/notes/{id}/photos/post(uploadNotePhoto)`.
+    public func uploadNotePhoto(
+        path: Operations.uploadNotePhoto.Input.Path,
+        headers: Operations.uploadNotePhoto.Input.Headers = .init(),
+        body: Operations.uploadNotePhoto.Input.Body
+    ) async throws -> Operations.uploadNotePhoto.Output {
+        try await uploadNotePhoto(Operations.uploadNotePhoto.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Remove a photo from a note (its author only)
+    ///
+    /// Its bytes are deleted with it, for good.
+    ///
+    /// - Remark: HTTP `DELETE /v1/notes/{id}/photos/{photo_id}`.
+    /// - Remark: Generated from `#/paths//v1/notes/{id}/photos/{photo_id}/delete(deleteNotePhoto)`.
+    public func deleteNotePhoto(
+        path: Operations.deleteNotePhoto.Input.Path,
+        headers: Operations.deleteNotePhoto.Input.Headers = .init()
+    ) async throws -> Operations.deleteNotePhoto.Output {
+        try await deleteNotePhoto(Operations.deleteNotePhoto.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// One size of a photo, as JPEG
+    ///
+    /// Seen by exactly those who see its note: a private note's photo by its author only; a note held for a moderator, reported by the caller, or by an author either has blocked is `404`, as the note is. The bytes behind a URL never change, so the answer may be kept: `Cache-Control: private, max-age=31536000, immutable` and an `ETag`; `If-None-Match` with it is `304`.
+    ///
+    /// - Remark: HTTP `GET /v1/photos/{photo_id}/{variant}`.
+    /// - Remark: Generated from `#/paths//v1/photos/{photo_id}/{variant}/get(getPhotoVariant)`.
+    public func getPhotoVariant(
+        path: Operations.getPhotoVariant.Input.Path,
+        headers: Operations.getPhotoVariant.Input.Headers = .init()
+    ) async throws -> Operations.getPhotoVariant.Output {
+        try await getPhotoVariant(Operations.getPhotoVariant.Input(
+            path: path,
+            headers: headers
+        ))
     }
 }
 

@@ -1,0 +1,41 @@
+# Photos through nginx and two replicas (sourced by scripts/test-integration.sh, after
+# nginx-checks.sh, whose $TOKEN it uses): an upload larger than the API's 64 KB body limit
+# passes nginx's photo location, each replica serves the same bytes (they live in the
+# database, not on a replica's disk), and backup-checks.sh finds them after a restore
+# ($PHOTO_PATH, $PHOTO_SHA).
+
+section "photos through nginx, on two replicas"
+PHOTO_DIR=$WORK/photos
+mkdir -p "$PHOTO_DIR"
+# A camera-like JPEG of a few megabytes, with a GPS position that must not come out.
+vips gaussnoise "$PHOTO_DIR/noise.v" 2400 1800 --sigma 60 --mean 128
+vips bandjoin "$PHOTO_DIR/noise.v $PHOTO_DIR/noise.v $PHOTO_DIR/noise.v" "$PHOTO_DIR/rgb.v"
+vips cast "$PHOTO_DIR/rgb.v" "$PHOTO_DIR/rgb8.v" uchar
+vips jpegsave "$PHOTO_DIR/rgb8.v" "$PHOTO_DIR/camera.jpg" --Q 95
+exiftool -q -q -overwrite_original -GPSLatitude=33.8568 -GPSLatitudeRef=S -GPSLongitude=151.2153 -GPSLongitudeRef=E "$PHOTO_DIR/camera.jpg"
+head -c 16500000 /dev/urandom >"$PHOTO_DIR/too-large.jpg"
+
+status=$(post_json "$EDGE/v1/notes" '{"body": "The view from the point", "lat": -33.8568, "lng": 151.2153}' -H "Authorization: Bearer $TOKEN")
+expect "a note for the photos" 201 "$status"
+PHOTO_NOTE=$(field id)
+size=$(stat -c %s "$PHOTO_DIR/camera.jpg")
+status=$(HTTP_MAX_TIME=60 http POST "$EDGE/v1/notes/$PHOTO_NOTE/photos" -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: image/jpeg' --data-binary "@$PHOTO_DIR/camera.jpg")
+expect "a $size-byte photo passes nginx and is stored (201)" 201 "$status"
+PHOTO_PATH=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["variants"]["display"]["url"])' "$RESPONSE_BODY" 2>/dev/null || true)
+expect "... as three variants, 1280 pixels for display" "1280" "$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["variants"]["display"]; print(max(v["width"], v["height"]))' "$RESPONSE_BODY" 2>/dev/null)"
+status=$(http GET "$REPLICA1$PHOTO_PATH" -H "Authorization: Bearer $TOKEN"); cp "$RESPONSE_BODY" "$PHOTO_DIR/one.jpg"
+expect "replica 1 serves the variant" 200 "$status"
+status=$(http GET "$REPLICA2$PHOTO_PATH" -H "Authorization: Bearer $TOKEN"); cp "$RESPONSE_BODY" "$PHOTO_DIR/two.jpg"
+expect "replica 2 serves the variant" 200 "$status"
+PHOTO_ETAG=$(header etag)
+PHOTO_SHA=$(sha256sum <"$PHOTO_DIR/one.jpg" | cut -c1-64)
+expect "... the same bytes from both (they live in the database)" "$PHOTO_SHA" "$(sha256sum <"$PHOTO_DIR/two.jpg" | cut -c1-64)"
+expect "... without the GPS position" "" "$(exiftool -q -q -GPSLatitude -s3 "$PHOTO_DIR/one.jpg")"
+status=$(http GET "$EDGE$PHOTO_PATH" -H "Authorization: Bearer $TOKEN" -H "If-None-Match: $PHOTO_ETAG")
+expect "through nginx, If-None-Match with its ETag is 304" 304 "$status"
+status=$(HTTP_MAX_TIME=60 http POST "$EDGE/v1/notes/$PHOTO_NOTE/photos" -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: image/jpeg' --data-binary "@$PHOTO_DIR/too-large.jpg")
+expect "an upload over nginx's photo limit is 413 at the edge" 413 "$status"
+status=$(http GET "$EDGE$PHOTO_PATH")
+expect "without a token, a variant is 401" 401 "$status"
