@@ -56,7 +56,7 @@ import Testing
             #expect(config.jsonValue["tiles"]?["attribution"] == .string("Tiles <b>by</b> Example"))
             #expect(config.jsonValue["sign_in"] == .array([]))
             // The tiles' host, and no other, may serve images.
-            #expect(config.headers[.contentSecurityPolicy]?.contains("img-src 'self' data: https://*.tiles.example.net;") == true)
+            #expect(config.headers[.contentSecurityPolicy]?.contains("img-src 'self' data: blob: https://*.tiles.example.net;") == true)
         }
         // The tiles' host goes into the policy: nothing in the setting may end a directive.
         for bad in ["https://t.example/{z};script-src *", "https://t.example/{z} 'unsafe-inline'", "ftp://t.example/{z}"] {
@@ -68,7 +68,7 @@ import Testing
             let config = try await client.call(.get, "/app-config.json")
             #expect(config.jsonValue["tenant"] == .null)
             #expect(config.jsonValue["tiles"]?["url"] == .string(""))
-            #expect(config.headers[.contentSecurityPolicy]?.contains("img-src 'self' data:;") == true)
+            #expect(config.headers[.contentSecurityPolicy]?.contains("img-src 'self' data: blob:;") == true)
         }
     }
 

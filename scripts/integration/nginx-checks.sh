@@ -82,7 +82,7 @@ EDGE_ETAG=$(header etag)
 http GET "$REPLICA1/" >/dev/null
 expect "... with the same Content-Security-Policy as the service's" "$(header content-security-policy)" "$EDGE_POLICY"
 check "... whose images come from the tiles' host as well (LR_NGINX_TILE_SOURCE, LR_MAP_TILE_URL)" \
-    '[[ "$EDGE_POLICY" == *"img-src '"'self'"' data: $TILE_SOURCE;"* ]]'
+    '[[ "$EDGE_POLICY" == *"img-src '"'self'"' data: blob: $TILE_SOURCE;"* ]]'
 check "... which forbids inline script" '[[ "$EDGE_POLICY" == *"script-src '"'self'"';"* && "$EDGE_POLICY" != *unsafe-inline* ]]'
 expect "... and an ETag that gives 304" 304 "$(http GET "$EDGE/" -H "If-None-Match: $EDGE_ETAG")"
 expect "Leaflet through nginx is 200" 200 "$(http GET "$EDGE/vendor/leaflet/leaflet.js")"

@@ -144,10 +144,10 @@ function refreshTokens() {
 
 /**
  * request('GET', '/v1/notes', {query, body, signal, auth, headers}) -> parsed JSON (null for 204);
- * with `withETag`, {value, etag}. Throws ApiError with the problem's detail as its message,
+ * with `withETag`, {value, etag}; with `asBlob`, the body as a Blob (a photo). Throws ApiError with the problem's detail as its message,
  * or an AbortError.
  */
-export async function request(method, path, { query, body, signal, auth = true, headers = {}, withETag = false } = {}) {
+export async function request(method, path, { query, body, signal, auth = true, headers = {}, withETag = false, asBlob = false } = {}) {
   const url = buildUrl(path, query);
   const stored = auth ? session.current() : null;
   const tenant = stored?.tenant || fallbackTenant;
@@ -171,6 +171,7 @@ export async function request(method, path, { query, body, signal, auth = true, 
     for (const fn of problemListeners) fn(error);
     throw error;
   }
+  if (asBlob) return response.blob();
   if (withETag) return { value: await readBody(response), etag: response.headers.get('ETag') };
   return readBody(response);
 }
@@ -179,6 +180,57 @@ export const get = (path, options) => request('GET', path, options);
 export const post = (path, body, options = {}) => request('POST', path, { ...options, body });
 export const patch = (path, body, options = {}) => request('PATCH', path, { ...options, body });
 export const del = (path, options) => request('DELETE', path, options);
+
+/** A photo variant's bytes, read with the session's token (an <img src> cannot send it). */
+export const blob = (path) => request('GET', path, { asBlob: true });
+
+/**
+ * Sends a file as the body of POST `path` (a photo), reporting progress as onProgress(0…1):
+ * fetch cannot tell how much of a body has gone, XMLHttpRequest can. The same refresh on
+ * 401 as every other call; throws ApiError as they do.
+ */
+export async function uploadFile(path, file, { key, onProgress } = {}) {
+  const send = (stored) => new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', path);
+    xhr.responseType = 'text';
+    xhr.setRequestHeader('Accept', 'application/json');
+    xhr.setRequestHeader('Content-Type', file.type || 'application/octet-stream');
+    if (stored?.access_token) xhr.setRequestHeader('Authorization', `Bearer ${stored.access_token}`);
+    const tenant = stored?.tenant || fallbackTenant;
+    if (tenant) xhr.setRequestHeader('X-Tenant', tenant);
+    if (key) xhr.setRequestHeader('Idempotency-Key', key);
+    xhr.upload.addEventListener('progress', (event) => {
+      if (event.lengthComputable) onProgress?.(event.loaded / event.total);
+    });
+    xhr.addEventListener('load', () => resolve(new Response(xhr.responseText || null, {
+      status: xhr.status, headers: { 'Content-Type': xhr.getResponseHeader('Content-Type') || '' },
+    })));
+    xhr.addEventListener('error', () => reject(new ApiError('Cannot reach the service. Check your connection and try again.', { code: 'network' })));
+    xhr.send(file);
+  });
+  busy(+1);
+  try {
+    const stored = session.current();
+    onProgress?.(0);
+    let response = await send(stored);
+    if (response.status === 401 && stored) {
+      const now = session.current();
+      const fresh = now && now.access_token !== stored.access_token ? true : await refreshTokens();
+      if (!fresh) throw new ApiError('Your session has ended. Please log in again.', { status: 401, code: 'session_ended' });
+      onProgress?.(0);
+      response = await send(session.current());
+    }
+    if (!response.ok) {
+      const error = await problemOf(response);
+      for (const fn of problemListeners) fn(error);
+      throw error;
+    }
+    return readBody(response);
+  } finally {
+    busy(-1);
+  }
+}
 
 /** A random key for Idempotency-Key, so a retried create never makes two notes. */
 export function newIdempotencyKey() {

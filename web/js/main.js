@@ -7,6 +7,7 @@ import * as prefs from './prefs.js';
 import * as store from './store.js';
 import * as mapView from './map.js';
 import * as notes from './notes.js';
+import * as photos from './photos.js';
 import * as list from './list.js';
 import * as search from './search.js';
 import * as places from './places.js';
@@ -438,6 +439,7 @@ function wireApp() {
     showError,
   });
   search.init();
+  photos.init({ showError, announce });
   safety.init({ showError, announce });
   terms.init({ showError, announce });
   profile.init();

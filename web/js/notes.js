@@ -6,6 +6,7 @@ import * as store from './store.js';
 import * as dialogs from './dialogs.js';
 import * as safety from './safety.js';
 import * as terms from './terms.js';
+import * as photos from './photos.js';
 import { authorButton } from './profile.js';
 import { $, el } from './dom.js';
 import { coords, distanceHint, fullTime, timeAgo, truncate } from './format.js';
@@ -84,6 +85,7 @@ export function popupFor(note) {
   const place = note.place_id ? deps.placeName(note.place_id) : null;
   const box = el('div', { className: `note-popup ${note.is_mine ? 'mine' : 'others'}`, dataset: { noteId: note.id } },
     el('p', { className: 'note-text', text: note.body }),
+    photos.strip(note),
     el('p', { className: 'note-meta' }, meta(note, distanceTo(note))),
     place ? el('p', { className: 'note-place' }, 'at ', el('strong', { text: place })) : null,
     note.visibility === 'private' ? el('p', { className: 'badge private', text: 'Private: only you see it' }) : null,
@@ -93,7 +95,7 @@ export function popupFor(note) {
     const remove = el('button', { type: 'button', className: 'button small danger note-delete', text: 'Delete' });
     edit.addEventListener('click', () => openEdit(store.get(note.id) ?? note));
     remove.addEventListener('click', () => askDelete(store.get(note.id) ?? note));
-    box.append(el('div', { className: 'note-actions' }, edit, remove));
+    box.append(el('div', { className: 'note-actions' }, edit, remove), photos.uploader(note));
   } else {
     box.append(safety.actionsFor(note));
   }
@@ -109,7 +111,7 @@ export function noteItem(note, distance, onOpen) {
   open.setAttribute('aria-label', `${note.is_mine ? 'Your note' : `Note by ${note.author?.username ?? 'someone'}`}, ${distanceHint(distance)}: ${note.body}`);
   const item = el('li', { className: `note-item ${owner}`, dataset: { noteId: note.id } },
     el('span', { className: `note-kind ${owner}`, attrs: { 'aria-hidden': 'true' } }),
-    el('div', { className: 'note-main' }, open, el('p', { className: 'note-meta' }, meta(note, distance))),
+    el('div', { className: 'note-main' }, open, photos.strip(note), el('p', { className: 'note-meta' }, meta(note, distance))),
   );
   if (note.visibility === 'private') item.classList.add('private');
   item.addEventListener('click', () => onOpen(store.get(note.id) ?? note));

@@ -29,9 +29,10 @@ public struct WebAppSettings: Sendable {
     }
 
     /// The app's Content-Security-Policy: its own scripts and styles only (no inline
-    /// script, no eval), API calls to its own origin, images from itself and the tiles.
+    /// script, no eval), API calls to its own origin, images from itself, the tiles, and
+    /// `blob:` for photos (read with the session's token, shown from the page's own blobs).
     var contentSecurityPolicy: String {
-        let images = ["'self'", "data:"] + (tileSource.map { [$0] } ?? [])
+        let images = ["'self'", "data:", "blob:"] + (tileSource.map { [$0] } ?? [])
         return [
             "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src \(images.joined(separator: " "))",
             "connect-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'", "form-action 'self'",

@@ -1,0 +1,102 @@
+"""Photos: the author adds one from a file, with the camera offered too and the upload's
+progress shown; everyone who sees the note sees its thumbnail in the popup and the list, and
+the viewer shows the display size; the author deletes it from the viewer. The files are
+Tests/PhotosTests/make-photos.sh's camera-like ones (EXIF orientation 6: shown 900 × 1200)."""
+
+import json
+import os
+import subprocess
+import tempfile
+import urllib.request
+
+from selenium.webdriver.common.by import By
+
+from support import (
+    BASE_URL, TENANT, BrowserTestCase, User, click, displayed, isolated_spot, js, offset, open_app_as,
+    open_popup, show_panel, text_of, wait_dialog, wait_until,
+)
+
+_FILES = []
+
+
+def photo_file(name):
+    """The path of one of make-photos.sh's files, made once for the run."""
+    if not _FILES:
+        directory = tempfile.mkdtemp(prefix="lr-web-photos-")
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PhotosTests", "make-photos.sh")
+        subprocess.run(["bash", script, directory], check=True, capture_output=True)
+        _FILES.append(directory)
+    return os.path.join(_FILES[0], name)
+
+
+def upload(user, note_id, name):
+    with open(photo_file(name), "rb") as handle:
+        data = handle.read()
+    request = urllib.request.Request(
+        f"{BASE_URL}/v1/notes/{note_id}/photos", data=data, method="POST",
+        headers={"Authorization": f"Bearer {user.token}", "Content-Type": "application/octet-stream", "X-Tenant": TENANT})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def natural_width(driver, selector):
+    """The decoded width of the image at selector, shown from a blob: URL; 0 until then."""
+    return js(driver, "const i = document.querySelector(arguments[0]);"
+                      "return i && i.src.startsWith('blob:') && i.complete ? i.naturalWidth : 0", selector)
+
+
+class PhotosTests(BrowserTestCase):
+    def test_the_author_adds_a_photo_from_a_file(self):
+        author = User.sign_up("photographer")
+        here = isolated_spot()
+        note = author.create_note("Sunrise over the harbour", offset(here, east_m=15))
+        driver = open_app_as(self, author, here)
+        popup = open_popup(driver, note["id"])
+        # A file, or the camera (capture=environment: a phone opens it at once), each with
+        # the progress bar beside them.
+        self.assertEqual(js(driver, "return [...document.querySelectorAll(arguments[0] + ' .photo-input')]"
+                                    ".map(i => i.getAttribute('capture'))", popup), [None, "environment"])
+        self.assertTrue(js(driver, "const p = document.querySelector(arguments[0] + ' .photo-progress');"
+                                   "return !!p && p.max === 1", popup))
+        chooser = driver.find_element(By.CSS_SELECTOR, f"{popup} .photo-input:not([capture])")
+        chooser.send_keys(photo_file("camera.jpg"))
+        wait_until(driver, lambda d: "Photo added." in (text_of(d, "#announcer") or ""), "the upload was not announced")
+        photos = author.get_note(note["id"])["photos"]
+        self.assertEqual(len(photos), 1)
+        thumb = f'{popup} .photo-thumb[data-photo-id="{photos[0]["id"]}"] img'
+        wait_until(driver, lambda d: natural_width(d, thumb) == 192, "the popup does not show the photo's thumbnail (192 × 256)")
+
+    def test_others_see_the_photo_and_the_author_deletes_it(self):
+        author, viewer = User.sign_up("shooter"), User.sign_up("admirer")
+        here = isolated_spot()
+        note = author.create_note("Fig tree at dusk", offset(here, north_m=20))
+        photo = upload(author, note["id"], "camera.webp")
+        other = upload(author, note["id"], "camera.png")
+
+        driver = open_app_as(self, viewer, here)
+        popup = open_popup(driver, note["id"])
+        self.assertFalse(displayed(driver, f"{popup} .photo-upload"), "only the author adds photos")
+        first = f'{popup} .photo-thumb[data-photo-id="{photo["id"]}"]'
+        wait_until(driver, lambda d: natural_width(d, f"{first} img") == 192, "the popup does not show the thumbnail")
+        click(driver, first)
+        wait_dialog(driver, "#photo-dialog")
+        wait_until(driver, lambda d: natural_width(d, "#photo-frame img") == 900, "the viewer does not show the display size (900 × 1200)")
+        self.assertEqual(text_of(driver, "#photo-position"), "1 of 2")
+        self.assertFalse(displayed(driver, "#photo-delete"), "only the author deletes photos")
+        click(driver, "#photo-next")
+        wait_until(driver, lambda d: js(d, "return document.querySelector('#photo-frame').dataset.photoId") == other["id"],
+                   "Next does not show the second photo")
+        click(driver, "#photo-close")
+        wait_dialog(driver, "#photo-dialog", is_open=False)
+        show_panel(driver, "list")
+        item = f'li.note-item[data-note-id="{note["id"]}"] .photo-thumb[data-photo-id="{photo["id"]}"] img'
+        wait_until(driver, lambda d: natural_width(d, item) == 192, "the list does not show the thumbnail")
+
+        mine = open_app_as(self, author, here)
+        mine_popup = open_popup(mine, note["id"])
+        click(mine, f'{mine_popup} .photo-thumb[data-photo-id="{photo["id"]}"]')
+        wait_dialog(mine, "#photo-dialog")
+        click(mine, "#photo-delete")
+        wait_until(mine, lambda d: [p["id"] for p in author.get_note(note["id"])["photos"]] == [other["id"]],
+                   "the photo was not deleted")
+        wait_until(mine, lambda d: text_of(d, "#photo-position") == "1 of 1", "the viewer did not move on to the photo left")
