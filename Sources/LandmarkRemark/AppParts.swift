@@ -93,6 +93,14 @@ struct AppParts: Sendable {
                 isolation: photos.isolation,
                 limits: .init(memoryBytes: photos.workerMemoryMB << 20, cpuSeconds: max(1, Int(photos.timeout.components.seconds)), wallClock: photos.timeout)),
             workDirectory: photos.workDirectory, workers: photoWorkers)
+        do {
+            try await photoSanitiser.checkSandbox()
+        } catch {
+            // Not fatal: everything but photo uploads works, and they answer 503 until fixed.
+            logger.error(
+                "photo workers cannot run: uploads will fail with 503 (install libvips-tools and bubblewrap, or set LR_PHOTO_SANDBOX=limits-only where user namespaces are not allowed)",
+                metadata: ["error": "\(error)"])
+        }
     }
 }
 

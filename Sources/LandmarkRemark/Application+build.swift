@@ -49,7 +49,8 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     router.add(middleware: FairShareMiddleware(shares: parts.shares))
 
     OperationsController(
-        pool: parts.pool, migrator: parts.migrator, hashing: parts.hashingPool, events: parts.events, registry: registry
+        pool: parts.pool, migrator: parts.migrator, hashing: parts.hashingPool, events: parts.events, registry: registry,
+        photoWorkers: parts.photoWorkers
     ).register(on: router)
     OpenAPIController(path: configuration.server.openAPIPath).register(on: router)
     WebAppController(settings: configuration.web).register(on: router)
@@ -85,7 +86,10 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let photos = PhotosController(
         photos: PhotoService(
             pool: parts.pool, photos: PhotoStore(), sanitiser: parts.photoSanitiser, creates: IdempotentCreates(pool: parts.pool),
-            shares: parts.shares, perNote: configuration.photos.perNote),
+            shares: parts.shares,
+            limits: .init(
+                perNote: configuration.photos.perNote, bytesPerUser: configuration.photos.bytesPerUser,
+                bytesPerTenant: configuration.photos.bytesPerTenant)),
         maxBytes: configuration.photos.maxBytes)
     let moderation = ModerationController(moderation: ModerationService(pool: parts.pool, moderation: ModerationStore()), bodyLimit: limit)
 

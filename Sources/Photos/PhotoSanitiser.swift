@@ -74,6 +74,29 @@ public struct PhotoSanitiser: Sendable {
         return try result.get()
     }
 
+    /// Runs an empty job in the sandbox: whether this machine can run workers at all (bubblewrap
+    /// and libvips installed, user namespaces allowed). The service checks it at start.
+    public func checkSandbox() async throws(PhotoError) {
+        let (sandbox, workDirectory) = (self.sandbox, self.workDirectory)
+        let result: Result<Void, PhotoError>
+        do {
+            result = try await workers.run {
+                Result { () throws(PhotoError) in
+                    let job = try JobDirectory(in: workDirectory)
+                    defer { job.remove() }
+                    _ = try Self.run("command -v vipsthumbnail >/dev/null && command -v vipsheader >/dev/null", [], job: job, sandbox: sandbox)
+                }
+            }
+        } catch {
+            throw .sandboxUnavailable("the photo workers are shut down")
+        }
+        switch result {
+        case .success: return
+        case .failure(.unreadable(let why)): throw .sandboxUnavailable(why)
+        case .failure(let error): throw error
+        }
+    }
+
     /// The header's size and the loader that recognised it, read in the sandbox.
     private static func probe(_ job: JobDirectory, format: PhotoFormat, limits: Limits, sandbox: PhotoSandbox) throws(PhotoError) {
         let output = try run(Self.probeScript, [], job: job, sandbox: sandbox)
@@ -112,6 +135,10 @@ public struct PhotoSanitiser: Sendable {
         switch termination {
         case .exited(0):
             return job.read(".stdout").map { String(decoding: $0.prefix(4096), as: UTF8.self) } ?? ""
+        case .exited(let code) where stderr.hasPrefix("bwrap: "):
+            // bubblewrap itself could not start it (no user namespaces): the deployment's
+            // problem, not the upload's.
+            throw .sandboxUnavailable("bubblewrap exited with \(code): \(stderr)")
         case .exited(let code):
             throw .unreadable("the worker exited with \(code): \(stderr)")
         case .signalled(let signal):

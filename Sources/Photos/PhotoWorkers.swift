@@ -1,4 +1,5 @@
 import NIOPosix
+import Synchronization
 
 /// The threads that wait for sandboxed workers: as many as photos may be processed at once.
 /// More uploads than threads wait here for their turn (the fair shares decide who gets in
@@ -6,6 +7,10 @@ import NIOPosix
 public final class PhotoWorkers: Sendable {
     private let pool: NIOThreadPool
     public let count: Int
+    private let running = Atomic(0)
+
+    /// Jobs running or waiting for a thread.
+    public var inFlight: Int { running.load(ordering: .relaxed) }
 
     public init(count: Int) {
         self.count = max(1, count)
@@ -14,7 +19,9 @@ public final class PhotoWorkers: Sendable {
     }
 
     func run<T: Sendable>(_ body: @Sendable @escaping () -> T) async throws -> T {
-        try await pool.runIfActive(body)
+        running.add(1, ordering: .relaxed)
+        defer { running.subtract(1, ordering: .relaxed) }
+        return try await pool.runIfActive(body)
     }
 
     public func shutdown() async throws {

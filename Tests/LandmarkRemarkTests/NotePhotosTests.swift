@@ -159,6 +159,67 @@ import Testing
         }
     }
 
+    /// Quotas count the stored variants' bytes, per user and per tenant, kept by a trigger:
+    /// a photo deleted with its note or its account counts out too. /metrics shows them.
+    @Test func quotasStopUploadsAndDeletingFreesTheRoom() async throws {
+        let slug = try await TestEnvironment.makeTenant()
+        try await withApp({
+            $0.photos.bytesPerUser = 1_000_000
+            $0.photos.bytesPerTenant = 1_500_000
+        }) { client in
+            let olga = try await client.signup("olga", tenant: slug)
+            let pete = try await client.signup("pete", tenant: slug)
+            let jpeg = try CameraPhotos.bytes("camera.jpg")
+            // The tenant's count with no user, else the user's.
+            func usage(_ user: String?) async throws -> Int64 {
+                guard let user else {
+                    return try await TestEnvironment.ownerScalar(
+                        "SELECT coalesce(sum(u.bytes), 0)::bigint FROM tenant_photo_usage u JOIN tenants t ON t.id = u.tenant_id WHERE t.slug = \(slug)",
+                        as: Int64.self)
+                }
+                return try await TestEnvironment.ownerScalar("""
+                    SELECT coalesce(sum(u.bytes), 0)::bigint FROM photo_usage u JOIN tenants t ON t.id = u.tenant_id
+                    JOIN users us ON us.tenant_id = t.id AND us.id = u.user_id WHERE t.slug = \(slug) AND us.username = \(user)
+                    """, as: Int64.self)
+            }
+            // Olga fills her megabyte: each photo keeps a few hundred kilobytes.
+            var notes: [API.Note] = []
+            var refused: APIResponse?
+            for index in 0..<8 where refused == nil {
+                let note = try await client.createNote(olga, "Roll \(index)", lat: 6, lng: 6)
+                notes.append(note)
+                let response = try await client.upload(jpeg, to: note.id, as: olga)
+                if response.status != .created { refused = response }
+            }
+            let full = try #require(refused)
+            #expect(full.status == .contentTooLarge && full.code == "photo_quota_exceeded", "\(full.body)")
+            let olgas = try await usage("olga")
+            #expect(olgas > 0 && olgas <= 1_000_000)
+            let stored = try await TestEnvironment.ownerScalar(
+                "SELECT sum(stored_bytes)::bigint FROM photos p JOIN tenants t ON t.id = p.tenant_id WHERE t.slug = \(slug)", as: Int64.self)
+            #expect(stored == olgas, "the trigger's count is the photos' sum")
+            // Pete has room of his own until the tenant's 1.5 MB are taken.
+            let petes = try await client.createNote(pete, "Mine", lat: 6, lng: 6)
+            var tenantFull: APIResponse?
+            for _ in 0..<4 where tenantFull == nil {
+                let response = try await client.upload(jpeg, to: petes.id, as: pete)
+                if response.status != .created { tenantFull = response }
+            }
+            #expect(tenantFull?.code == "photo_quota_exceeded")
+            #expect(try await usage(nil) <= 1_500_000)
+            let metrics = try await client.call(.get, "/metrics").body
+            #expect(metrics.contains("lr_photo_bytes_stored{tenant=\"\(slug)\"} \(try await usage(nil))"), "\(metrics.split(separator: "\n").filter { $0.contains("photo") })")
+            // Deleting a note frees its photos' room; deleting the account, all of it.
+            let before = try await usage("olga")
+            #expect(try await client.call(.delete, "/v1/notes/\(notes[0].id)", token: olga.accessToken).status == .noContent)
+            #expect(try await usage("olga") < before)
+            #expect(try await client.upload(jpeg, to: notes[0].id, as: olga).code == "not_found")
+            #expect(try await client.upload(jpeg, to: notes[1].id, as: olga).status != .internalServerError)
+            #expect(try await client.call(.delete, "/v1/me", json: ["password": pete.password], token: pete.accessToken).status == .noContent)
+            #expect(try await usage(nil) == (try await usage("olga")))
+        }
+    }
+
     @Test func aRetryWithTheSameKeyGetsTheSamePhoto() async throws {
         let slug = try await TestEnvironment.makeTenant()
         try await withApp({ $0.photos.perNote = 1 }) { client in

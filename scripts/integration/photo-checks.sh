@@ -39,3 +39,5 @@ status=$(HTTP_MAX_TIME=60 http POST "$EDGE/v1/notes/$PHOTO_NOTE/photos" -H "Auth
 expect "an upload over nginx's photo limit is 413 at the edge" 413 "$status"
 status=$(http GET "$EDGE$PHOTO_PATH")
 expect "without a token, a variant is 401" 401 "$status"
+usage=$("$PGBIN/psql" -X -At "$(db_url landmark_owner "$DATABASE")" -c "SELECT photos FROM admin.photo_usage() WHERE tenant = '$TENANT'" 2>&1)
+expect "admin.photo_usage() counts the tenant's photo" 1 "$usage"

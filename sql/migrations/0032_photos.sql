@@ -74,3 +74,78 @@ ALTER TABLE notes ADD CONSTRAINT notes_photos_shape CHECK (cardinality(photos) %
 -- `SELECT *` is expanded when a view is made: made again, it has the new column.
 CREATE OR REPLACE VIEW tenant_notes AS
 SELECT * FROM notes WHERE tenant_id = current_tenant_id() AND NOT author_disabled;
+
+-- What each user and each tenant stores, for their quotas (LR_PHOTO_BYTES_PER_USER and
+-- _PER_TENANT), /metrics and the operators' admin.photo_usage(): kept by a trigger on
+-- photos, so a photo deleted with its note or its account is counted out too.
+CREATE TABLE photo_usage (
+    tenant_id bigint NOT NULL,
+    user_id bigint NOT NULL,
+    photos bigint NOT NULL CHECK (photos >= 0),
+    bytes bigint NOT NULL CHECK (bytes >= 0),
+    PRIMARY KEY (tenant_id, user_id)
+);
+SELECT admin.distribute_new_table('photo_usage');
+ALTER TABLE photo_usage ADD FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE;
+
+-- A row per tenant: one row to read and lock per upload, however many users store photos.
+CREATE TABLE tenant_photo_usage (
+    tenant_id bigint NOT NULL PRIMARY KEY,
+    photos bigint NOT NULL CHECK (photos >= 0),
+    bytes bigint NOT NULL CHECK (bytes >= 0)
+);
+SELECT admin.distribute_new_table('tenant_photo_usage');
+ALTER TABLE tenant_photo_usage ADD FOREIGN KEY (tenant_id) REFERENCES tenants (id) ON DELETE CASCADE;
+
+ALTER TABLE photo_usage ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tenant_photo_usage ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON photo_usage USING (tenant_id = current_tenant_id()) WITH CHECK (tenant_id = current_tenant_id());
+CREATE POLICY tenant_isolation ON tenant_photo_usage USING (tenant_id = current_tenant_id()) WITH CHECK (tenant_id = current_tenant_id());
+GRANT SELECT ON photo_usage, tenant_photo_usage TO landmark_app;
+
+CREATE FUNCTION photos_count_usage() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO photo_usage AS u (tenant_id, user_id, photos, bytes)
+        VALUES (NEW.tenant_id, NEW.owner_id, 1, NEW.stored_bytes)
+        ON CONFLICT (tenant_id, user_id) DO UPDATE SET photos = u.photos + 1, bytes = u.bytes + EXCLUDED.bytes;
+        INSERT INTO tenant_photo_usage AS t (tenant_id, photos, bytes)
+        VALUES (NEW.tenant_id, 1, NEW.stored_bytes)
+        ON CONFLICT (tenant_id) DO UPDATE SET photos = t.photos + 1, bytes = t.bytes + EXCLUDED.bytes;
+    ELSE
+        -- The owner's row may be gone already (their account's deletion cascades to both).
+        UPDATE photo_usage SET photos = photos - 1, bytes = bytes - OLD.stored_bytes
+        WHERE tenant_id = OLD.tenant_id AND user_id = OLD.owner_id;
+        UPDATE tenant_photo_usage SET photos = photos - 1, bytes = bytes - OLD.stored_bytes
+        WHERE tenant_id = OLD.tenant_id;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER photos_count_usage AFTER INSERT OR DELETE ON photos FOR EACH ROW EXECUTE FUNCTION photos_count_usage();
+
+-- For /metrics: each tenant's stored photos and bytes (ModerationGauges' pattern).
+CREATE FUNCTION photo_usage_stats() RETURNS TABLE (tenant text, photos bigint, bytes bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+    SELECT t.slug, u.photos, u.bytes FROM tenant_photo_usage u JOIN tenants t ON t.id = u.tenant_id
+$$;
+REVOKE ALL ON FUNCTION photo_usage_stats() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION photo_usage_stats() TO landmark_app;
+
+-- For operators (psql): every tenant's photos, bytes and users who store any, the most
+-- bytes first; with a slug, that tenant's users instead.
+CREATE FUNCTION admin.photo_usage() RETURNS TABLE (tenant text, photos bigint, bytes bigint, users bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT t.slug, coalesce(u.photos, 0), coalesce(u.bytes, 0),
+           (SELECT count(*) FROM photo_usage p WHERE p.tenant_id = t.id AND p.photos > 0)
+    FROM tenants t LEFT JOIN tenant_photo_usage u ON u.tenant_id = t.id
+    ORDER BY 3 DESC, 1
+$$;
+CREATE FUNCTION admin.photo_usage(p_slug text) RETURNS TABLE (username text, photos bigint, bytes bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT us.username, p.photos, p.bytes
+    FROM photo_usage p JOIN users us ON us.tenant_id = p.tenant_id AND us.id = p.user_id
+    WHERE p.tenant_id = (SELECT id FROM tenants WHERE slug = p_slug) AND p.photos > 0
+    ORDER BY p.bytes DESC, us.username
+$$;

@@ -172,6 +172,14 @@ extension AppConfiguration {
                     The most pixels a photo's header may declare; 422 beyond, before anything is decoded.
                     """),
                 .integer("LR_PHOTOS_PER_NOTE", \.photos.perNote, 1...100, help: "Photos one note may have; 422 beyond."),
+                .integer("LR_PHOTO_BYTES_PER_USER", \.photos.bytesPerUser, 1_000_000...1_000_000_000_000, help: """
+                    Bytes of photos (their stored variants) one user may keep; an upload past it is 413 \
+                    photo_quota_exceeded.
+                    """),
+                .integer("LR_PHOTO_BYTES_PER_TENANT", \.photos.bytesPerTenant, 1_000_000...1_000_000_000_000_000, help: """
+                    Bytes of photos one tenant may keep, all its users together; 413 photo_quota_exceeded \
+                    beyond (admin.photo_usage() shows each tenant's).
+                    """),
                 .integer("LR_PHOTO_WORKERS", \.photos.workers, 1...64, help: """
                     Photos decoded at once on this replica, each by a sandboxed worker process; more \
                     uploads wait their turn, in their fair share.

@@ -152,6 +152,10 @@ public struct PhotoSettings: Sendable {
     public var maxPixels = 50_000_000
     /// Photos one note may have.
     public var perNote = 4
+    /// Bytes of stored variants one user may have (about 1,000 phone photos).
+    public var bytesPerUser = 500_000_000
+    /// Bytes of stored variants one tenant may have.
+    public var bytesPerTenant = 50_000_000_000
     /// Uploads decoded at once on this replica (each a worker process on one core).
     public var workers = 2
     /// bubblewrap's namespaces around each worker, or only its limits (where user namespaces

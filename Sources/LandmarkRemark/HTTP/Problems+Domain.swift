@@ -53,6 +53,14 @@ extension AppError {
             AppError(
                 .unprocessableContent, code: "too_many_photos", title: "Too many photos",
                 detail: "a note may have \(limit) photos; delete one to add another")
+        case .quotaExceeded(.user, let limit):
+            AppError(
+                .contentTooLarge, code: "photo_quota_exceeded", title: "Photo quota exceeded",
+                detail: "your photos may take \(limit) bytes in all; delete some to add more")
+        case .quotaExceeded(.tenant, let limit):
+            AppError(
+                .contentTooLarge, code: "photo_quota_exceeded", title: "Photo quota exceeded",
+                detail: "this app's photos may take \(limit) bytes in all, and have reached it")
         }
     }
 

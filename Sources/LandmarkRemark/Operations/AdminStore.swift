@@ -137,6 +137,13 @@ extension AdminStore {
         }
     }
 
+    /// Each tenant's stored photos and their bytes (`photo_usage_stats()`, migration 0032).
+    static func photoUsage(_ pool: PostgresPool) async throws -> [(tenant: String, photos: Int, bytes: Int)] {
+        try await pool.query("SELECT tenant, photos, bytes FROM photo_usage_stats()").map {
+            try $0.decode((String, Int, Int).self)
+        }
+    }
+
     /// `admin.distribute()`, the statement functions, then `distribution_problems()` (migration 0016).
     func distribute() async throws -> AdminCommands.Distribution {
         let citus = try await pool.query("SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')")[0].decode(Bool.self, column: 0)

@@ -1,5 +1,6 @@
 import Credentials
 import Hummingbird
+import Photos
 import Postgres
 import Prometheus
 
@@ -10,7 +11,9 @@ struct OperationsController {
     let hashing: HashingPool
     let events: EventHub
     let registry: PrometheusCollectorRegistry
+    let photoWorkers: PhotoWorkers
     let moderation = ModerationGauges()
+    let photos = PhotoGauges()
 
     func register(on router: Router<AppRequestContext>) {
         router.get("healthz") { _, _ in Self.text("ok\n") }
@@ -66,9 +69,10 @@ struct OperationsController {
             .set(Int64(events.polls))
         do {
             try await moderation.update(registry, pool: pool)
+            try await photos.update(registry, pool: pool, workers: photoWorkers)
         } catch {
             // The other figures still help while the database does not answer.
-            context.logger.warning("reading the moderation figures failed", metadata: ["error": .string(String(reflecting: error))])
+            context.logger.warning("reading the moderation and photo figures failed", metadata: ["error": .string(String(reflecting: error))])
         }
         var buffer = [UInt8]()
         registry.emit(into: &buffer)

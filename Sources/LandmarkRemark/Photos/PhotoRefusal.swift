@@ -9,4 +9,11 @@ enum PhotoRefusal: Error, Equatable {
     case tooManyPhotos(limit: Int)
     /// Not a photo's name: thumb, display or full.
     case unknownVariant
+    /// The photo would take its uploader, or their tenant, past the bytes they may keep.
+    case quotaExceeded(Quota, limit: Int)
+
+    enum Quota: Equatable {
+        case user
+        case tenant
+    }
 }

@@ -12,17 +12,27 @@ struct PhotoService: Sendable {
     let sanitiser: PhotoSanitiser
     let creates: IdempotentCreates
     let shares: FairShares
-    let perNote: Int
+    let limits: Limits
+
+    /// What one note, one user and one tenant may have (`PhotoSettings`).
+    struct Limits: Sendable {
+        var perNote: Int
+        var bytesPerUser: Int
+        var bytesPerTenant: Int
+    }
 
     func upload(_ bytes: [UInt8], toNote noteID: Int64, by identity: Identity, key: String?, logger: Logger) async throws -> StoredJSONResponse {
         let (tenantID, userID) = (identity.tenantID, identity.userID)
-        // Before the work: the note is the caller's and has room. With a key, a full note may
-        // be full of this very upload's first try, which the key replays below.
+        // Before the work: the note is the caller's and has room, and so have their quotas.
+        // With a key, a full note may be full of this very upload's first try, which the key
+        // replays below.
         do {
             try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
                 _ = try check(try await photos.lockNoteForPhoto(tenantID: tenantID, noteID: noteID, viewerID: userID, on: connection))
+                try await checkQuotas(adding: 1, tenantID: tenantID, userID: userID, on: connection)
             }
-        } catch PhotoRefusal.tooManyPhotos where key != nil {}
+        } catch PhotoRefusal.tooManyPhotos where key != nil {
+        } catch PhotoRefusal.quotaExceeded where key != nil {}
         // Outside any transaction: a decode takes up to seconds, and holds no connection or lock.
         let sanitised: SanitisedPhoto
         do {
@@ -38,6 +48,11 @@ struct PhotoService: Sendable {
         let fingerprint = Tokens.sha256(Array("note:\(noteID):".utf8) + bytes)
         return try await creates.run(key: key, fingerprint: fingerprint, tenantID: tenantID, userID: userID, logger: logger) { connection in
             let current = try check(try await photos.lockNoteForPhoto(tenantID: tenantID, noteID: noteID, viewerID: userID, on: connection))
+            // Checked again with the photo's own size. Two uploads at once may both pass and
+            // overshoot a quota by one photo each: a user uploads one at a time (their share
+            // of the workers), and a tenant's quota is not worth a lock every upload waits on.
+            try await checkQuotas(
+                adding: sanitised.variants.values.reduce(0) { $0 + $1.bytes.count }, tenantID: tenantID, userID: userID, on: connection)
             let photo = try await photos.insert(
                 tenantID: tenantID, ownerID: userID, noteID: noteID, current: current, photo: sanitised, on: connection)
             return StoredJSONResponse(photo, status: .created)
@@ -69,13 +84,20 @@ struct PhotoService: Sendable {
         }
     }
 
+    /// Refuses a photo of `bytes` that would take the user or the tenant past their quota.
+    private func checkQuotas(adding bytes: Int, tenantID: Int64, userID: Int64, on connection: PostgresConnection) async throws {
+        let used = try await photos.usage(tenantID: tenantID, userID: userID, on: connection)
+        if used.user + bytes > limits.bytesPerUser { throw PhotoRefusal.quotaExceeded(.user, limit: limits.bytesPerUser) }
+        if used.tenant + bytes > limits.bytesPerTenant { throw PhotoRefusal.quotaExceeded(.tenant, limit: limits.bytesPerTenant) }
+    }
+
     /// The note's photos, if the caller may add one.
     private func check(_ target: PhotoStore.Target) throws -> [Int64] {
         switch target {
         case .notFound: throw NoteError.notFound
         case .notAuthor: throw NoteError.notAuthor
         case .allowed(let current):
-            if current.count / PhotoSummaries.stride >= perNote { throw PhotoRefusal.tooManyPhotos(limit: perNote) }
+            if current.count / PhotoSummaries.stride >= limits.perNote { throw PhotoRefusal.tooManyPhotos(limit: limits.perNote) }
             return current
         }
     }

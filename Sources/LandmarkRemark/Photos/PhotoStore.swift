@@ -79,6 +79,15 @@ struct PhotoStore: Sendable {
             """)
     }
 
+    /// The bytes `userID` and their tenant keep in photos (`photo_usage`, kept by a trigger).
+    func usage(tenantID: Int64, userID: Int64, on connection: some PostgresQuerying) async throws -> (user: Int, tenant: Int) {
+        let rows = try await connection.query("""
+            SELECT coalesce((SELECT bytes FROM photo_usage WHERE tenant_id = \(tenantID) AND user_id = \(userID)), 0),
+                   coalesce((SELECT bytes FROM tenant_photo_usage WHERE tenant_id = \(tenantID)), 0)
+            """)
+        return (Int(try rows[0].decode(Int64.self, column: 0)), Int(try rows[0].decode(Int64.self, column: 1)))
+    }
+
     /// A variant's bytes and hash, if `viewer` sees what the photo is on.
     func variant(tenantID: Int64, photoID: Int64, size: PhotoSize, viewerID: Int64, on reads: some PostgresQuerying) async throws -> (sha256: [UInt8], data: [UInt8])? {
         let rows = try await reads.query("""

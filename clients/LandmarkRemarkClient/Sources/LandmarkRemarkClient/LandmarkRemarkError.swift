@@ -99,6 +99,8 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
     case photoUnreadable
     /// The note has as many photos as it may (4 by default).
     case tooManyPhotos
+    /// The photo would take the user's (or the app's) photos past their quota.
+    case photoQuotaExceeded
     case other(String)
 
     public static let allCases: [ProblemCode] = [
@@ -107,7 +109,7 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         .identityAlreadyLinked, .lastSignInMethod, .idempotencyInProgress, .preconditionFailed, .payloadTooLarge,
         .unsupportedMediaType, .validationFailed, .idempotencyKeyReused, .queryTooBroad, .cannotBlockSelf, .tooManyBlocks, .cannotReportOwnContent, .contentRefused, .rateLimited,
         .internal, .unavailable, .emailNotVerified, .noEmail, .emailAlreadyVerified, .invalidCode, .codeExpired, .mailNotConfigured,
-        .photoTooLarge, .unsupportedPhotoFormat, .photoTooManyPixels, .photoUnreadable, .tooManyPhotos,
+        .photoTooLarge, .unsupportedPhotoFormat, .photoTooManyPixels, .photoUnreadable, .tooManyPhotos, .photoQuotaExceeded,
     ]
 
     public init(rawValue: String) {
@@ -158,6 +160,7 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         case .photoTooManyPixels: "photo_too_many_pixels"
         case .photoUnreadable: "photo_unreadable"
         case .tooManyPhotos: "too_many_photos"
+        case .photoQuotaExceeded: "photo_quota_exceeded"
         case .other(let code): code
         }
     }

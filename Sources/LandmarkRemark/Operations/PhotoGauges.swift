@@ -1,0 +1,31 @@
+import Photos
+import Postgres
+import Prometheus
+import Synchronization
+
+/// Photos on `/metrics`: per tenant, what it stores (`lr_photos_stored`,
+/// `lr_photo_bytes_stored`), read at scrape time like the moderation figures; and on this
+/// replica, the uploads being decoded or waiting for a worker (`lr_photo_jobs_in_flight`).
+final class PhotoGauges: Sendable {
+    private let shown = Mutex<Set<String>>([])
+
+    func update(_ registry: PrometheusCollectorRegistry, pool: PostgresPool, workers: PhotoWorkers) async throws {
+        registry.makeGauge(name: "lr_photo_jobs_in_flight", labels: [], help: "Photo uploads being decoded or waiting for a worker on this replica")
+            .set(Int64(workers.inFlight))
+        let usage = try await AdminStore.photoUsage(pool)
+        let now = Set(usage.map(\.tenant))
+        let gone = shown.withLock { shown in
+            defer { shown = now }
+            return shown.subtracting(now)
+        }
+        for (tenant, photos, bytes) in usage { set(registry, tenant, photos: photos, bytes: bytes) }
+        for tenant in gone { set(registry, tenant, photos: 0, bytes: 0) }
+    }
+
+    private func set(_ registry: PrometheusCollectorRegistry, _ tenant: String, photos: Int, bytes: Int) {
+        let labels = [("tenant", tenant)]
+        registry.makeGauge(name: "lr_photos_stored", labels: labels, help: "Photos stored").set(Int64(photos))
+        registry.makeGauge(name: "lr_photo_bytes_stored", labels: labels, help: "Bytes of photo variants stored (what quotas count)")
+            .set(Int64(bytes))
+    }
+}
