@@ -14622,7 +14622,7 @@ public enum Operations {
                     }
                 }
             }
-            /// The upload is larger than `LR_PHOTO_MAX_BYTES` (15 MB by default).
+            /// `photo_too_large`: the upload is larger than `LR_PHOTO_MAX_BYTES` (15 MB by default). `photo_quota_exceeded`: the photo would take the caller's photos past `LR_PHOTO_BYTES_PER_USER` (500 MB by default), or their tenant's past `LR_PHOTO_BYTES_PER_TENANT`.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/{id}/photos/post(uploadNotePhoto)/responses/413`.
             ///
