@@ -5,6 +5,14 @@
 # ($PHOTO_PATH, $PHOTO_SHA).
 
 section "photos through nginx, on two replicas"
+# nginx-checks.sh ended with both replicas stopped: the same two ports serve again here,
+# and are stopped again at the end (deploy-checks.py wants replica 1's port closed).
+start_replica replica1-photos "$PORT1" "$DATABASE"
+start_replica replica2-photos "$PORT2" "$DATABASE"
+check "replica 1 is back (/healthz)" 'wait_for_status "$REPLICA1/healthz" 200 30'
+check "replica 2 is back (/healthz)" 'wait_for_status "$REPLICA2/healthz" 200 30'
+# nginx counts a server that failed as down for its fail_timeout (10 s): wait until it tries again.
+check "nginx reaches them again" 'wait_for_status "$EDGE/readyz" 200 30'
 PHOTO_DIR=$WORK/photos
 mkdir -p "$PHOTO_DIR"
 # A camera-like JPEG of a few megabytes, with a GPS position that must not come out.
@@ -41,3 +49,5 @@ status=$(http GET "$EDGE$PHOTO_PATH")
 expect "without a token, a variant is 401" 401 "$status"
 usage=$("$PGBIN/psql" -X -At "$(db_url landmark_owner "$DATABASE")" -c "SELECT photos FROM admin.photo_usage() WHERE tenant = '$TENANT'" 2>&1)
 expect "admin.photo_usage() counts the tenant's photo" 1 "$usage"
+stop_pid "${PIDS[replica1-photos]}"; unset 'PIDS[replica1-photos]'
+stop_pid "${PIDS[replica2-photos]}"; unset 'PIDS[replica2-photos]'
