@@ -111,6 +111,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     authenticated.addRoutes(moderation.endpoints, atPath: "moderation")
     authenticated.addRoutes(users.userEndpoints, atPath: "users")
     authenticated.addRoutes(places.endpoints, atPath: "places")
+    authenticated.addRoutes(photos.placeEndpoints, atPath: "places")
     authenticated.addRoutes(streamTickets.endpoints, atPath: "events/tickets")
     // The stream alone also opens with a stream ticket, for browsers' EventSource.
     v1.group().add(middleware: Authenticator(pool: parts.pool, tokens: parts.tokens, streamTickets: tickets))

@@ -71,9 +71,15 @@ GRANT SELECT, INSERT, DELETE ON photos, photo_variants TO landmark_app;
 -- operators read. A change makes the note's `updated_at` later and logs a note.updated event.
 ALTER TABLE notes ADD COLUMN photos bigint[] NOT NULL DEFAULT '{}';
 ALTER TABLE notes ADD CONSTRAINT notes_photos_shape CHECK (cardinality(photos) % 8 = 0 AND array_position(photos, NULL) IS NULL);
--- `SELECT *` is expanded when a view is made: made again, it has the new column.
+-- The same for a place's photos: a place's creator adds them to a custom place, a
+-- moderator of the tenant to a default one.
+ALTER TABLE places ADD COLUMN photos bigint[] NOT NULL DEFAULT '{}';
+ALTER TABLE places ADD CONSTRAINT places_photos_shape CHECK (cardinality(photos) % 8 = 0 AND array_position(photos, NULL) IS NULL);
+-- `SELECT *` is expanded when a view is made: made again, each has the new column.
 CREATE OR REPLACE VIEW tenant_notes AS
 SELECT * FROM notes WHERE tenant_id = current_tenant_id() AND NOT author_disabled;
+CREATE OR REPLACE VIEW tenant_places AS
+SELECT * FROM places WHERE tenant_id = current_tenant_id();
 
 -- What each user and each tenant stores, for their quotas (LR_PHOTO_BYTES_PER_USER and
 -- _PER_TENANT), /metrics and the operators' admin.photo_usage(): kept by a trigger on

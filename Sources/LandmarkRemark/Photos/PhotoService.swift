@@ -21,14 +21,14 @@ struct PhotoService: Sendable {
         var bytesPerTenant: Int
     }
 
-    func upload(_ bytes: [UInt8], toNote noteID: Int64, by identity: Identity, key: String?, logger: Logger) async throws -> StoredJSONResponse {
+    func upload(_ bytes: [UInt8], to holder: PhotoHolder, by identity: Identity, key: String?, logger: Logger) async throws -> StoredJSONResponse {
         let (tenantID, userID) = (identity.tenantID, identity.userID)
         // Before the work: the note is the caller's and has room, and so have their quotas.
         // With a key, a full note may be full of this very upload's first try, which the key
         // replays below.
         do {
             try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
-                _ = try check(try await photos.lockNoteForPhoto(tenantID: tenantID, noteID: noteID, viewerID: userID, on: connection))
+                _ = try check(try await photos.lockForPhoto(holder, tenantID: tenantID, viewerID: userID, on: connection), holder)
                 try await checkQuotas(adding: 1, tenantID: tenantID, userID: userID, on: connection)
             }
         } catch PhotoRefusal.tooManyPhotos where key != nil {
@@ -45,16 +45,16 @@ struct PhotoService: Sendable {
             }
             throw error
         }
-        let fingerprint = Tokens.sha256(Array("note:\(noteID):".utf8) + bytes)
+        let fingerprint = Tokens.sha256(Array("\(holder):".utf8) + bytes)
         return try await creates.run(key: key, fingerprint: fingerprint, tenantID: tenantID, userID: userID, logger: logger) { connection in
-            let current = try check(try await photos.lockNoteForPhoto(tenantID: tenantID, noteID: noteID, viewerID: userID, on: connection))
+            let current = try check(try await photos.lockForPhoto(holder, tenantID: tenantID, viewerID: userID, on: connection), holder)
             // Checked again with the photo's own size. Two uploads at once may both pass and
             // overshoot a quota by one photo each: a user uploads one at a time (their share
             // of the workers), and a tenant's quota is not worth a lock every upload waits on.
             try await checkQuotas(
                 adding: sanitised.variants.values.reduce(0) { $0 + $1.bytes.count }, tenantID: tenantID, userID: userID, on: connection)
             let photo = try await photos.insert(
-                tenantID: tenantID, ownerID: userID, noteID: noteID, current: current, photo: sanitised, on: connection)
+                tenantID: tenantID, ownerID: userID, on: holder, current: current, photo: sanitised, on: connection)
             return StoredJSONResponse(photo, status: .created)
         }
     }
@@ -68,17 +68,17 @@ struct PhotoService: Sendable {
         return found
     }
 
-    /// Removes a photo from the caller's note.
-    func delete(_ photoID: Int64, fromNote noteID: Int64, by identity: Identity, logger: Logger) async throws {
+    /// Removes a photo from a note or place the caller may change.
+    func delete(_ photoID: Int64, from holder: PhotoHolder, by identity: Identity, logger: Logger) async throws {
         try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
-            let target = try await photos.lockNoteForPhoto(tenantID: identity.tenantID, noteID: noteID, viewerID: identity.userID, on: connection)
+            let target = try await photos.lockForPhoto(holder, tenantID: identity.tenantID, viewerID: identity.userID, on: connection)
             let current: [Int64]
             switch target {
-            case .notFound: throw NoteError.notFound
-            case .notAuthor: throw NoteError.notAuthor
+            case .notFound: throw holder.notFound
+            case .notAuthor: throw holder.forbidden
             case .allowed(let photos): current = photos
             }
-            guard try await photos.delete(tenantID: identity.tenantID, noteID: noteID, photoID: photoID, current: current, on: connection) else {
+            guard try await photos.delete(tenantID: identity.tenantID, from: holder, photoID: photoID, current: current, on: connection) else {
                 throw PhotoRefusal.notFound
             }
         }
@@ -91,11 +91,11 @@ struct PhotoService: Sendable {
         if used.tenant + bytes > limits.bytesPerTenant { throw PhotoRefusal.quotaExceeded(.tenant, limit: limits.bytesPerTenant) }
     }
 
-    /// The note's photos, if the caller may add one.
-    private func check(_ target: PhotoStore.Target) throws -> [Int64] {
+    /// Its photos, if the caller may add one.
+    private func check(_ target: PhotoStore.Target, _ holder: PhotoHolder) throws -> [Int64] {
         switch target {
-        case .notFound: throw NoteError.notFound
-        case .notAuthor: throw NoteError.notAuthor
+        case .notFound: throw holder.notFound
+        case .notAuthor: throw holder.forbidden
         case .allowed(let current):
             if current.count / PhotoSummaries.stride >= limits.perNote { throw PhotoRefusal.tooManyPhotos(limit: limits.perNote) }
             return current

@@ -8,40 +8,64 @@ import Postgres
 /// serve it. What a photo is on decides who sees it: a note's photo is seen by exactly those
 /// who see the note (`Audience.seesNote`, over `tenant_notes`, which hides disabled authors).
 struct PhotoStore: Sendable {
-    /// Whether `viewer` may add or remove a photo of a note now, locking the note until the
-    /// transaction ends (so two uploads cannot both take its last free place).
+    /// Whether `viewer` may add or remove a photo of a note or place now, locking it until
+    /// the transaction ends (so two uploads cannot both take its last free place).
     enum Target: Sendable, Equatable {
-        /// The caller's note, with its photos as it keeps them (`PhotoSummaries`).
+        /// The caller may, and these are its photos as it keeps them (`PhotoSummaries`).
         case allowed(photos: [Int64])
-        /// Invisible to the viewer, or no such note.
+        /// Invisible to the viewer, or no such note or place.
         case notFound
-        /// Visible but someone else's.
+        /// Visible but not the caller's to change.
         case notAuthor
     }
 
-    func lockNoteForPhoto(tenantID: Int64, noteID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Target {
-        let rows = try await connection.query("""
-            SELECT n.user_id, \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID)), n.photos
-            FROM notes n
-            JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
-            WHERE n.tenant_id = \(tenantID) AND n.id = \(noteID) AND u.disabled_at IS NULL
-            FOR UPDATE OF n
-            """)
-        guard let row = rows.first else { return .notFound }
-        let author = try row.decode(Int64.self, column: 0)
-        if author == viewerID { return .allowed(photos: try row.decode([Int64].self, column: 2)) }
+    /// Locks what the photo is (to be) on and says whether `viewer` may add or remove its
+    /// photos: a note's author; a custom place's creator, a default place's moderators.
+    func lockForPhoto(_ holder: PhotoHolder, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Target {
+        switch holder {
+        case .note(let noteID):
+            let rows = try await connection.query("""
+                SELECT n.user_id = \(viewerID), \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID)), n.photos
+                FROM notes n
+                JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
+                WHERE n.tenant_id = \(tenantID) AND n.id = \(noteID) AND u.disabled_at IS NULL
+                FOR UPDATE OF n
+                """)
+            return try Self.target(rows.first)
+        case .place(let placeID):
+            let rows = try await connection.query("""
+                SELECT CASE p.kind WHEN 'custom' THEN p.created_by IS NOT DISTINCT FROM \(viewerID)
+                       ELSE coalesce((SELECT m.moderator FROM users m
+                                      WHERE m.tenant_id = \(tenantID) AND m.id = \(viewerID) AND m.disabled_at IS NULL), false) END,
+                       \(Audience.seesPlace("p", tenantID: tenantID, viewerID: viewerID)), p.photos
+                FROM places p
+                WHERE p.tenant_id = \(tenantID) AND p.id = \(placeID)
+                FOR UPDATE OF p
+                """)
+            return try Self.target(rows.first)
+        }
+    }
+
+    /// A lock's row: may change, sees, photos.
+    private static func target(_ row: PostgresRow?) throws -> Target {
+        guard let row else { return .notFound }
+        if try row.decode(Bool.self, column: 0) { return .allowed(photos: try row.decode([Int64].self, column: 2)) }
         return try row.decode(Bool.self, column: 1) ? .notAuthor : .notFound
     }
 
-    /// Stores `photo` on the note locked with `lockNoteForPhoto` (whose photos were `current`),
-    /// its variants with it, and answers it as the API writes it.
+    /// Stores `photo` on what `lockForPhoto` locked (whose photos were `current`), its variants
+    /// with it, and answers it as the API writes it.
     func insert(
-        tenantID: Int64, ownerID: Int64, noteID: Int64, current: [Int64], photo: SanitisedPhoto, on connection: some PostgresQuerying
+        tenantID: Int64, ownerID: Int64, on holder: PhotoHolder, current: [Int64], photo: SanitisedPhoto, on connection: some PostgresQuerying
     ) async throws -> Photo {
         let stored = photo.variants.values.reduce(0) { $0 + $1.bytes.count }
+        let (noteID, placeID): (Int64?, Int64?) = switch holder {
+        case .note(let id): (id, nil)
+        case .place(let id): (nil, id)
+        }
         let rows = try await connection.query("""
-            INSERT INTO photos (tenant_id, owner_id, note_id, source_format, width, height, stored_bytes)
-            VALUES (\(tenantID), \(ownerID), \(noteID), \(photo.source.rawValue), \(photo.width), \(photo.height), \(Int64(stored)))
+            INSERT INTO photos (tenant_id, owner_id, note_id, place_id, source_format, width, height, stored_bytes)
+            VALUES (\(tenantID), \(ownerID), \(noteID), \(placeID), \(photo.source.rawValue), \(photo.width), \(photo.height), \(Int64(stored)))
             RETURNING id, created_at
             """)
         let id = try rows[0].decode(Int64.self, column: 0)
@@ -55,27 +79,27 @@ struct PhotoStore: Sendable {
                 """)
         }
         let added = PhotoSummaries.numbers(id: id, createdAt: createdAt, photo: photo)
-        try await setNotePhotos(tenantID: tenantID, noteID: noteID, current + added, on: connection)
+        try await setPhotos(of: holder, tenantID: tenantID, current + added, on: connection)
         return PhotoSummaries.photos(added)[0]
     }
 
-    /// Deletes the note's photo, its variants with it; false when the note has no such photo.
-    func delete(tenantID: Int64, noteID: Int64, photoID: Int64, current: [Int64], on connection: some PostgresQuerying) async throws -> Bool {
+    /// Deletes a photo of `holder`, its variants with it; false when it has no such photo.
+    func delete(tenantID: Int64, from holder: PhotoHolder, photoID: Int64, current: [Int64], on connection: some PostgresQuerying) async throws -> Bool {
         let deleted = try await connection.query("""
-            DELETE FROM photos WHERE tenant_id = \(tenantID) AND id = \(photoID) AND note_id = \(noteID)
+            DELETE FROM photos WHERE tenant_id = \(tenantID) AND id = \(photoID) AND \(holder.column) = \(holder.id)
             """)
         guard deleted.affectedRows == 1 else { return false }
-        try await setNotePhotos(tenantID: tenantID, noteID: noteID, PhotoSummaries.removing(photoID, from: current), on: connection)
+        try await setPhotos(of: holder, tenantID: tenantID, PhotoSummaries.removing(photoID, from: current), on: connection)
         return true
     }
 
-    /// The note's photos as its JSON says them; a change to them is a change to the note
-    /// (a later `updated_at`, a new ETag, a note.updated event).
-    private func setNotePhotos(tenantID: Int64, noteID: Int64, _ numbers: [Int64], on connection: some PostgresQuerying) async throws {
+    /// The photos as the note's (or place's) JSON says them; a change to them is a change to
+    /// it (a later `updated_at`, a new ETag, an updated event).
+    private func setPhotos(of holder: PhotoHolder, tenantID: Int64, _ numbers: [Int64], on connection: some PostgresQuerying) async throws {
         try await connection.query("""
-            UPDATE notes
+            UPDATE \(holder.table)
             SET photos = \(numbers), updated_at = greatest(now(), seconds_after(updated_at, 0.000001))
-            WHERE tenant_id = \(tenantID) AND id = \(noteID)
+            WHERE tenant_id = \(tenantID) AND id = \(holder.id)
             """)
     }
 
@@ -94,9 +118,11 @@ struct PhotoStore: Sendable {
             SELECT v.sha256, v.data
             FROM photos p
             JOIN photo_variants v ON v.tenant_id = \(tenantID) AND v.photo_id = p.id AND v.variant = \(size.rawValue)
-            JOIN tenant_notes n ON n.tenant_id = \(tenantID) AND n.id = p.note_id
             WHERE p.tenant_id = \(tenantID) AND p.id = \(photoID)
-              AND \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID))
+              AND (EXISTS (SELECT FROM tenant_notes n
+                           WHERE n.tenant_id = \(tenantID) AND n.id = p.note_id AND \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID)))
+                   OR EXISTS (SELECT FROM tenant_places pl
+                              WHERE pl.tenant_id = \(tenantID) AND pl.id = p.place_id AND \(Audience.seesPlace("pl", tenantID: tenantID, viewerID: viewerID))))
             """)
         guard let row = rows.first else { return nil }
         return (try row.decode(PostgresBytes.self, column: 0).bytes, try row.decode(PostgresBytes.self, column: 1).bytes)

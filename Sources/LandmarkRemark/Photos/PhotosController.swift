@@ -4,7 +4,8 @@ import Hummingbird
 import NIOCore
 import Photos
 
-/// `/v1/notes/{id}/photos` and `/v1/photos/{photo_id}/{variant}`, behind the authenticator.
+/// `/v1/notes/{id}/photos`, `/v1/places/{id}/photos` and `/v1/photos/{photo_id}/{variant}`,
+/// behind the authenticator.
 struct PhotosController {
     let photos: PhotoService
     let maxBytes: Int
@@ -16,6 +17,13 @@ struct PhotosController {
             .delete(":id/photos/:photo_id", use: delete)
     }
 
+    /// Mounted at `/v1/places`, beside `PlacesController`'s routes.
+    var placeEndpoints: RouteCollection<AppRequestContext> {
+        RouteCollection(context: AppRequestContext.self)
+            .post(":id/photos", use: uploadToPlace)
+            .delete(":id/photos/:photo_id", use: deleteFromPlace)
+    }
+
     /// Mounted at `/v1/photos`.
     var endpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
@@ -25,9 +33,16 @@ struct PhotosController {
     /// The body is the image's bytes (see the contract for why not multipart); what it is, is
     /// decided by its bytes, so its `Content-Type` is not looked at.
     @Sendable func upload(_ request: Request, context: AppRequestContext) async throws -> StoredJSONResponse {
+        try await upload(request, to: .note(try Self.id("id", context, else: NoteError.notFound)), context: context)
+    }
+
+    @Sendable func uploadToPlace(_ request: Request, context: AppRequestContext) async throws -> StoredJSONResponse {
+        try await upload(request, to: .place(try Self.id("id", context, else: PlaceError.notFound)), context: context)
+    }
+
+    private func upload(_ request: Request, to holder: PhotoHolder, context: AppRequestContext) async throws -> StoredJSONResponse {
         var request = request
         let identity = try context.requireIdentity()
-        let noteID = try Self.id("id", context, else: NoteError.notFound)
         let key = try IdempotencyKey.parse(request.headers)
         let bytes: [UInt8]
         do {
@@ -35,14 +50,21 @@ struct PhotosController {
         } catch is NIOTooManyBytesError {
             throw PhotoError.tooManyBytes(limit: maxBytes)
         }
-        return try await photos.upload(bytes, toNote: noteID, by: identity, key: key, logger: context.logger)
+        return try await photos.upload(bytes, to: holder, by: identity, key: key, logger: context.logger)
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
+        try await delete(from: .note(try Self.id("id", context, else: NoteError.notFound)), context: context)
+    }
+
+    @Sendable func deleteFromPlace(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
+        try await delete(from: .place(try Self.id("id", context, else: PlaceError.notFound)), context: context)
+    }
+
+    private func delete(from holder: PhotoHolder, context: AppRequestContext) async throws -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
-        let noteID = try Self.id("id", context, else: NoteError.notFound)
         let photoID = try Self.id("photo_id", context, else: PhotoRefusal.notFound)
-        try await photos.delete(photoID, fromNote: noteID, by: identity, logger: context.logger)
+        try await photos.delete(photoID, from: holder, by: identity, logger: context.logger)
         return .noContent
     }
 

@@ -3,7 +3,7 @@
 
 import Foundation
 
-/// A photo on a note: re-encoded from the upload's pixels (the uploaded bytes are not kept).
+/// A photo on a note or a place: re-encoded from the upload's pixels (the uploaded bytes are not kept).
 struct Photo: JSONResponse, Equatable {
     var id: Int64
     /// The `full` variant's width: the photo's shape as people see it, orientation applied.

@@ -13,11 +13,11 @@ struct PlaceStore: Sendable {
          WHERE n.tenant_id = \(tenantID) AND n.place_id = p.id AND \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewer))),
         p.created_at,
         (SELECT cu.username FROM tenant_users cu WHERE cu.tenant_id = \(tenantID) AND cu.id = p.created_by),
-        p.moderation
+        p.moderation, p.photos
         """
     }
 
-    static let placeColumnCount = 10
+    static let placeColumnCount = 11
 
     static func place(from row: PostgresRow) throws -> Place {
         // Column by column with concrete types, as `NoteStore.note(from:viewer:)` and for the same reason.
@@ -33,9 +33,10 @@ struct PlaceStore: Sendable {
         let creatorName = try row.decode(String?.self, column: 8)
         let createdBy = creatorID.flatMap { id in creatorName.map { UserSummary(id: id, username: $0) } }
         let moderation = try row.decode(String?.self, column: 9).flatMap(Place.Moderation.init(rawValue:))
+        let photos = PhotoSummaries.photos(try row.decode([Int64].self, column: 10))
         return Place(
             id: id, name: name, lat: lat, lng: lng, kind: kind, createdBy: createdBy, noteCount: noteCount, createdAt: createdAt,
-            moderation: moderation)
+            moderation: moderation, photos: photos)
     }
 
     /// Adds a custom place, `held` for a moderator when the tenant's word list says so.

@@ -42,6 +42,8 @@ struct Place: JSONResponse, Equatable {
     /// Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
     var distanceM: Double? = nil
     var moderation: Place.Moderation?
+    /// The place's photos in the order they were added (`POST /v1/places/{id}/photos`); empty when it has none.
+    var photos: [Photo]
 
     func write(to json: inout JSONWriter) {
         json.object { json in
@@ -67,6 +69,8 @@ struct Place: JSONResponse, Equatable {
             json.string(name)
             json.key("note_count")
             json.integer(Int64(noteCount))
+            json.key("photos")
+            json.array(photos)
         }
     }
 }

@@ -456,7 +456,7 @@ extension API {
         let status: String
     }
 
-    /// A photo on a note: re-encoded from the upload's pixels (the uploaded bytes are not kept).
+    /// A photo on a note or a place: re-encoded from the upload's pixels (the uploaded bytes are not kept).
     struct Photo: APIModel {
         let id: String
         /// The `full` variant's width: the photo's shape as people see it, orientation applied.
@@ -505,6 +505,8 @@ extension API {
         let distanceM: Double?
         /// `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its creator sees it. Null otherwise.
         @Nullable var moderation: String?
+        /// The place's photos in the order they were added (`POST /v1/places/{id}/photos`); empty when it has none.
+        let photos: [Photo]
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -517,6 +519,7 @@ extension API {
             case createdAt = "created_at"
             case distanceM = "distance_m"
             case moderation
+            case photos
         }
     }
 

@@ -18,17 +18,34 @@ extension LandmarkRemark {
         _ data: Data, toNote noteID: String, idempotencyKey key: String = UUID().uuidString,
         progress: (@Sendable (Double) -> Void)? = nil
     ) async throws -> Photo {
+        try await upload(data, key: key, progress: progress) { body in
+            Photo(try await api.uploadNotePhoto(path: .init(id: noteID), headers: .init(Idempotency_hyphen_Key: key), body: .binary(body)).created.body.json)
+        }
+    }
+
+    /// Adds a photo to a place: your own custom place, or a default place if you moderate the
+    /// tenant. As `addPhoto(_:toNote:)` otherwise.
+    @discardableResult
+    public func addPhoto(
+        _ data: Data, toPlace placeID: String, idempotencyKey key: String = UUID().uuidString,
+        progress: (@Sendable (Double) -> Void)? = nil
+    ) async throws -> Photo {
+        try await upload(data, key: key, progress: progress) { body in
+            Photo(try await api.uploadPlacePhoto(path: .init(id: placeID), headers: .init(Idempotency_hyphen_Key: key), body: .binary(body)).created.body.json)
+        }
+    }
+
+    /// Sends `data` with `send`, retrying with the same key (the key is in `send`'s request).
+    private func upload(
+        _ data: Data, key: String, progress: (@Sendable (Double) -> Void)?, send: (HTTPBody) async throws -> Photo
+    ) async throws -> Photo {
         let user = await session.signedInGeneration
         var attempt = 0
         while true {
             attempt += 1
             do {
                 return try await Self.perform {
-                    let body = HTTPBody(UploadChunks(data: data, progress: progress), length: .known(Int64(data.count)), iterationBehavior: .multiple)
-                    let created = try await api.uploadNotePhoto(
-                        path: .init(id: noteID), headers: .init(Idempotency_hyphen_Key: key), body: .binary(body)
-                    ).created
-                    return Photo(try created.body.json)
+                    try await send(HTTPBody(UploadChunks(data: data, progress: progress), length: .known(Int64(data.count)), iterationBehavior: .multiple))
                 }
             } catch let error as LandmarkRemarkError where attempt < Self.createAttempts && Self.isWorthRetrying(error) {
                 try await Task.sleep(for: Self.backoff(attempt: attempt))
@@ -49,6 +66,11 @@ extension LandmarkRemark {
     /// Removes a photo from the caller's note, its bytes with it.
     public func deletePhoto(id: String, fromNote noteID: String) async throws {
         _ = try await Self.perform { try await api.deleteNotePhoto(path: .init(id: noteID, photo_id: id)).noContent }
+    }
+
+    /// Removes a photo from a place you may add photos to.
+    public func deletePhoto(id: String, fromPlace placeID: String) async throws {
+        _ = try await Self.perform { try await api.deletePlacePhoto(path: .init(id: placeID, photo_id: id)).noContent }
     }
 }
 

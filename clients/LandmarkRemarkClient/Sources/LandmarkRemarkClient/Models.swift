@@ -133,6 +133,8 @@ public struct Place: Sendable, Hashable, Identifiable {
     public let distanceMeters: Double?
     /// Held for a moderator (enough users reported it): only its creator sees it until then.
     public let isHeldForModeration: Bool
+    /// Its photos, in the order they were added.
+    public let photos: [Photo]
 
     init(_ place: Components.Schemas.Place) {
         id = place.id
@@ -144,6 +146,7 @@ public struct Place: Sendable, Hashable, Identifiable {
         createdAt = place.created_at
         distanceMeters = place.distance_m
         isHeldForModeration = place.moderation == .pending
+        photos = place.photos.map(Photo.init)
     }
 }
 

@@ -1337,6 +1337,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Place/moderation`.
             public var moderation: Components.Schemas.Place.moderationPayload?
+            /// The place's photos in the order they were added (`POST /v1/places/{id}/photos`); empty when it has none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Place/photos`.
+            public var photos: [Components.Schemas.Photo]
             /// Creates a new `Place`.
             ///
             /// - Parameters:
@@ -1350,6 +1354,7 @@ extension Components {
             ///   - created_at:
             ///   - distance_m: Metres on the spheroid from `near`, rounded to 0.1. Present only when the request gave `near`.
             ///   - moderation: `pending` while held for a moderator (reported by as many users as the tenant's threshold): then only its creator sees it. Null otherwise.
+            ///   - photos: The place's photos in the order they were added (`POST /v1/places/{id}/photos`); empty when it has none.
             public init(
                 id: Components.Schemas.Id,
                 name: Swift.String,
@@ -1360,7 +1365,8 @@ extension Components {
                 note_count: Swift.Int,
                 created_at: Components.Schemas.Timestamp,
                 distance_m: Swift.Double? = nil,
-                moderation: Components.Schemas.Place.moderationPayload? = nil
+                moderation: Components.Schemas.Place.moderationPayload? = nil,
+                photos: [Components.Schemas.Photo]
             ) {
                 self.id = id
                 self.name = name
@@ -1372,6 +1378,7 @@ extension Components {
                 self.created_at = created_at
                 self.distance_m = distance_m
                 self.moderation = moderation
+                self.photos = photos
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -1384,6 +1391,7 @@ extension Components {
                 case created_at
                 case distance_m
                 case moderation
+                case photos
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1427,6 +1435,10 @@ extension Components {
                     Components.Schemas.Place.moderationPayload.self,
                     forKey: .moderation
                 )
+                self.photos = try container.decode(
+                    [Components.Schemas.Photo].self,
+                    forKey: .photos
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
                     "name",
@@ -1437,7 +1449,8 @@ extension Components {
                     "note_count",
                     "created_at",
                     "distance_m",
-                    "moderation"
+                    "moderation",
+                    "photos"
                 ])
             }
         }
@@ -4513,7 +4526,7 @@ extension Components {
                 ])
             }
         }
-        /// A photo on a note: re-encoded from the upload's pixels (the uploaded bytes are not kept).
+        /// A photo on a note or a place: re-encoded from the upload's pixels (the uploaded bytes are not kept).
         ///
         /// - Remark: Generated from `#/components/schemas/Photo`.
         public struct Photo: Codable, Hashable, Sendable {

@@ -14668,7 +14668,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `photo_unreadable`: the image could not be decoded (corrupt, or its decoder failed or ran out of time or memory); `photo_too_many_pixels`: its header declares more than `LR_PHOTO_MAX_PIXELS` (50 million by default), refused before decoding; `too_many_photos`: the note has `LR_PHOTOS_PER_NOTE` photos already (4 by default); `idempotency_key_reused`: this `Idempotency-Key` was used before with a different request.
+            /// `photo_unreadable`: the image could not be decoded (corrupt, or its decoder failed or ran out of time or memory); `photo_too_many_pixels`: its header declares more than `LR_PHOTO_MAX_PIXELS` (50 million by default), refused before decoding; `too_many_photos`: the note or place has `LR_PHOTOS_PER_NOTE` photos already (4 by default); `idempotency_key_reused`: this `Idempotency-Key` was used before with a different request.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/{id}/photos/post(uploadNotePhoto)/responses/422`.
             ///
@@ -15110,7 +15110,7 @@ public enum Operations {
     }
     /// One size of a photo, as JPEG
     ///
-    /// Seen by exactly those who see its note: a private note's photo by its author only; a note held for a moderator, reported by the caller, or by an author either has blocked is `404`, as the note is. The bytes behind a URL never change, so the answer may be kept: `Cache-Control: private, max-age=31536000, immutable` and an `ETag`; `If-None-Match` with it is `304`.
+    /// Seen by exactly those who see its note or place: a private note's photo by its author only; a note held for a moderator, reported by the caller, or by an author either has blocked is `404`, as the note is; a place held for a moderator or reported by the caller, likewise. The bytes behind a URL never change, so the answer may be kept: `Cache-Control: private, max-age=31536000, immutable` and an `ETag`; `If-None-Match` with it is `304`.
     ///
     /// - Remark: HTTP `GET /v1/photos/{photo_id}/{variant}`.
     /// - Remark: Generated from `#/paths//v1/photos/{photo_id}/{variant}/get(getPhotoVariant)`.
@@ -15484,6 +15484,755 @@ public enum Operations {
             public static var allCases: [Self] {
                 [
                     .jpeg,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Add a photo to a place (its creator's custom place; a moderator's for a default one)
+    ///
+    /// The body is the image's bytes, as a file is sent (`URLSession.upload(for:fromFile:)`, `fetch` with a `File`), not multipart: one part needs no envelope, a retry sends the same bytes, and nothing needs parsing before the size check. JPEG, PNG, WebP and HEIC/HEIF are recognised by their bytes. The image is decoded in a sandboxed worker and re-encoded as JPEG in three sizes, orientation applied, colour in sRGB, every metadata block (EXIF with GPS, XMP, IPTC, maker notes, embedded thumbnails, comments) dropped. Nothing is kept of a refused upload. Up to `LR_PHOTOS_PER_NOTE` photos a place. A custom place takes photos from its creator; a default (curated) place from the tenant's moderators (`admin.set_moderator`).
+    ///
+    /// - Remark: HTTP `POST /v1/places/{id}/photos`.
+    /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)`.
+    public enum uploadPlacePhoto {
+        public static let id: Swift.String = "uploadPlacePhoto"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/path/id`.
+                public var id: Components.Parameters.PlaceId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                public init(id: Components.Parameters.PlaceId) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.uploadPlacePhoto.Input.Path
+            /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// 1 to 255 printable ASCII characters. A retry with the same key and the same body within 24 hours returns the first response (with `Idempotent-Replayed: true`) and creates nothing; with a different body, `422 idempotency_key_reused`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/header/Idempotency-Key`.
+                public var Idempotency_hyphen_Key: Components.Parameters.IdempotencyKey?
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.uploadPlacePhoto.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - Idempotency_hyphen_Key: 1 to 255 printable ASCII characters. A retry with the same key and the same body within 24 hours returns the first response (with `Idempotent-Replayed: true`) and creates nothing; with a different body, `422 idempotency_key_reused`.
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    Idempotency_hyphen_Key: Components.Parameters.IdempotencyKey? = nil,
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.uploadPlacePhoto.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.Idempotency_hyphen_Key = Idempotency_hyphen_Key
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.uploadPlacePhoto.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/requestBody/content/image\/jpeg`.
+                case jpeg(OpenAPIRuntime.HTTPBody)
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/requestBody/content/image\/png`.
+                case png(OpenAPIRuntime.HTTPBody)
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/requestBody/content/image\/webp`.
+                case image_webp(OpenAPIRuntime.HTTPBody)
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/requestBody/content/image\/heic`.
+                case image_heic(OpenAPIRuntime.HTTPBody)
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/requestBody/content/image\/heif`.
+                case image_heif(OpenAPIRuntime.HTTPBody)
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/requestBody/content/application\/octet-stream`.
+                case binary(OpenAPIRuntime.HTTPBody)
+            }
+            public var body: Operations.uploadPlacePhoto.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.uploadPlacePhoto.Input.Path,
+                headers: Operations.uploadPlacePhoto.Input.Headers = .init(),
+                body: Operations.uploadPlacePhoto.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/responses/201/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/responses/201/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// `true` when this is the stored response of an earlier request with the same `Idempotency-Key`.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/responses/201/headers/Idempotent-Replayed`.
+                    public var Idempotent_hyphen_Replayed: Components.Headers.IdempotentReplayed?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///   - Idempotent_hyphen_Replayed: `true` when this is the stored response of an earlier request with the same `Idempotency-Key`.
+                    public init(
+                        X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId,
+                        Idempotent_hyphen_Replayed: Components.Headers.IdempotentReplayed? = nil
+                    ) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                        self.Idempotent_hyphen_Replayed = Idempotent_hyphen_Replayed
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.uploadPlacePhoto.Output.Created.Headers
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/responses/201/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/places/{id}/photos/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.Photo)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Photo {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.uploadPlacePhoto.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.uploadPlacePhoto.Output.Created.Headers,
+                    body: Operations.uploadPlacePhoto.Output.Created.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The photo.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.uploadPlacePhoto.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            public var created: Operations.uploadPlacePhoto.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `forbidden`: the note or place is someone else's (or a default place). `tenant_mismatch`: `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.ForbiddenOrTenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.ForbiddenOrTenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such resource visible to the caller (other tenants' and other users' private data are not found either).
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The first request with this `Idempotency-Key` is still running; retry shortly.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.IdempotencyInProgress)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.IdempotencyInProgress {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `photo_too_large`: the upload is larger than `LR_PHOTO_MAX_BYTES` (15 MB by default). `photo_quota_exceeded`: the photo would take the caller's photos past `LR_PHOTO_BYTES_PER_USER` (500 MB by default), or their tenant's past `LR_PHOTO_BYTES_PER_TENANT`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PhotoTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PhotoTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body's bytes are not a JPEG, PNG, WebP or HEIC/HEIF image (the declared `Content-Type` and any file name are not looked at).
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.PhotoFormatUnsupported)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.PhotoFormatUnsupported {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `photo_unreadable`: the image could not be decoded (corrupt, or its decoder failed or ran out of time or memory); `photo_too_many_pixels`: its header declares more than `LR_PHOTO_MAX_PIXELS` (50 million by default), refused before decoding; `too_many_photos`: the note or place has `LR_PHOTOS_PER_NOTE` photos already (4 by default); `idempotency_key_reused`: this `Idempotency-Key` was used before with a different request.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.PhotoRefused)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.PhotoRefused {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Remove a photo from a place (whoever may add them)
+    ///
+    /// Its bytes are deleted with it, for good.
+    ///
+    /// - Remark: HTTP `DELETE /v1/places/{id}/photos/{photo_id}`.
+    /// - Remark: Generated from `#/paths//v1/places/{id}/photos/{photo_id}/delete(deletePlacePhoto)`.
+    public enum deletePlacePhoto {
+        public static let id: Swift.String = "deletePlacePhoto"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/places/{id}/photos/{photo_id}/DELETE/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/{photo_id}/DELETE/path/id`.
+                public var id: Components.Parameters.PlaceId
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/{photo_id}/DELETE/path/photo_id`.
+                public var photo_id: Components.Parameters.PhotoId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - photo_id:
+                public init(
+                    id: Components.Parameters.PlaceId,
+                    photo_id: Components.Parameters.PhotoId
+                ) {
+                    self.id = id
+                    self.photo_id = photo_id
+                }
+            }
+            public var path: Operations.deletePlacePhoto.Input.Path
+            /// - Remark: Generated from `#/paths/v1/places/{id}/photos/{photo_id}/DELETE/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/{photo_id}/DELETE/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/{photo_id}/DELETE/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.deletePlacePhoto.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.deletePlacePhoto.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.deletePlacePhoto.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.deletePlacePhoto.Input.Path,
+                headers: Operations.deletePlacePhoto.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct NoContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/places/{id}/photos/{photo_id}/DELETE/responses/204/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/places/{id}/photos/{photo_id}/DELETE/responses/204/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.deletePlacePhoto.Output.NoContent.Headers
+                /// Creates a new `NoContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.deletePlacePhoto.Output.NoContent.Headers) {
+                    self.headers = headers
+                }
+            }
+            /// Removed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/{photo_id}/delete(deletePlacePhoto)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.deletePlacePhoto.Output.NoContent)
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            public var noContent: Operations.deletePlacePhoto.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `forbidden`: the note or place is someone else's (or a default place). `tenant_mismatch`: `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/{photo_id}/delete(deletePlacePhoto)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.ForbiddenOrTenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.ForbiddenOrTenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such resource visible to the caller (other tenants' and other users' private data are not found either).
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/{photo_id}/delete(deletePlacePhoto)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/{photo_id}/delete(deletePlacePhoto)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/{photo_id}/delete(deletePlacePhoto)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/{photo_id}/delete(deletePlacePhoto)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/places/{id}/photos/{photo_id}/delete(deletePlacePhoto)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
                     .application_problem_plus_json
                 ]
             }

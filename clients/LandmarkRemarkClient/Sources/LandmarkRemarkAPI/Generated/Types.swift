@@ -303,11 +303,25 @@ public protocol APIProtocol: Sendable {
     func deleteNotePhoto(_ input: Operations.deleteNotePhoto.Input) async throws -> Operations.deleteNotePhoto.Output
     /// One size of a photo, as JPEG
     ///
-    /// Seen by exactly those who see its note: a private note's photo by its author only; a note held for a moderator, reported by the caller, or by an author either has blocked is `404`, as the note is. The bytes behind a URL never change, so the answer may be kept: `Cache-Control: private, max-age=31536000, immutable` and an `ETag`; `If-None-Match` with it is `304`.
+    /// Seen by exactly those who see its note or place: a private note's photo by its author only; a note held for a moderator, reported by the caller, or by an author either has blocked is `404`, as the note is; a place held for a moderator or reported by the caller, likewise. The bytes behind a URL never change, so the answer may be kept: `Cache-Control: private, max-age=31536000, immutable` and an `ETag`; `If-None-Match` with it is `304`.
     ///
     /// - Remark: HTTP `GET /v1/photos/{photo_id}/{variant}`.
     /// - Remark: Generated from `#/paths//v1/photos/{photo_id}/{variant}/get(getPhotoVariant)`.
     func getPhotoVariant(_ input: Operations.getPhotoVariant.Input) async throws -> Operations.getPhotoVariant.Output
+    /// Add a photo to a place (its creator's custom place; a moderator's for a default one)
+    ///
+    /// The body is the image's bytes, as a file is sent (`URLSession.upload(for:fromFile:)`, `fetch` with a `File`), not multipart: one part needs no envelope, a retry sends the same bytes, and nothing needs parsing before the size check. JPEG, PNG, WebP and HEIC/HEIF are recognised by their bytes. The image is decoded in a sandboxed worker and re-encoded as JPEG in three sizes, orientation applied, colour in sRGB, every metadata block (EXIF with GPS, XMP, IPTC, maker notes, embedded thumbnails, comments) dropped. Nothing is kept of a refused upload. Up to `LR_PHOTOS_PER_NOTE` photos a place. A custom place takes photos from its creator; a default (curated) place from the tenant's moderators (`admin.set_moderator`).
+    ///
+    /// - Remark: HTTP `POST /v1/places/{id}/photos`.
+    /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)`.
+    func uploadPlacePhoto(_ input: Operations.uploadPlacePhoto.Input) async throws -> Operations.uploadPlacePhoto.Output
+    /// Remove a photo from a place (whoever may add them)
+    ///
+    /// Its bytes are deleted with it, for good.
+    ///
+    /// - Remark: HTTP `DELETE /v1/places/{id}/photos/{photo_id}`.
+    /// - Remark: Generated from `#/paths//v1/places/{id}/photos/{photo_id}/delete(deletePlacePhoto)`.
+    func deletePlacePhoto(_ input: Operations.deletePlacePhoto.Input) async throws -> Operations.deletePlacePhoto.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -916,7 +930,7 @@ extension APIProtocol {
     }
     /// One size of a photo, as JPEG
     ///
-    /// Seen by exactly those who see its note: a private note's photo by its author only; a note held for a moderator, reported by the caller, or by an author either has blocked is `404`, as the note is. The bytes behind a URL never change, so the answer may be kept: `Cache-Control: private, max-age=31536000, immutable` and an `ETag`; `If-None-Match` with it is `304`.
+    /// Seen by exactly those who see its note or place: a private note's photo by its author only; a note held for a moderator, reported by the caller, or by an author either has blocked is `404`, as the note is; a place held for a moderator or reported by the caller, likewise. The bytes behind a URL never change, so the answer may be kept: `Cache-Control: private, max-age=31536000, immutable` and an `ETag`; `If-None-Match` with it is `304`.
     ///
     /// - Remark: HTTP `GET /v1/photos/{photo_id}/{variant}`.
     /// - Remark: Generated from `#/paths//v1/photos/{photo_id}/{variant}/get(getPhotoVariant)`.
@@ -925,6 +939,38 @@ extension APIProtocol {
         headers: Operations.getPhotoVariant.Input.Headers = .init()
     ) async throws -> Operations.getPhotoVariant.Output {
         try await getPhotoVariant(Operations.getPhotoVariant.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Add a photo to a place (its creator's custom place; a moderator's for a default one)
+    ///
+    /// The body is the image's bytes, as a file is sent (`URLSession.upload(for:fromFile:)`, `fetch` with a `File`), not multipart: one part needs no envelope, a retry sends the same bytes, and nothing needs parsing before the size check. JPEG, PNG, WebP and HEIC/HEIF are recognised by their bytes. The image is decoded in a sandboxed worker and re-encoded as JPEG in three sizes, orientation applied, colour in sRGB, every metadata block (EXIF with GPS, XMP, IPTC, maker notes, embedded thumbnails, comments) dropped. Nothing is kept of a refused upload. Up to `LR_PHOTOS_PER_NOTE` photos a place. A custom place takes photos from its creator; a default (curated) place from the tenant's moderators (`admin.set_moderator`).
+    ///
+    /// - Remark: HTTP `POST /v1/places/{id}/photos`.
+    /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)`.
+    public func uploadPlacePhoto(
+        path: Operations.uploadPlacePhoto.Input.Path,
+        headers: Operations.uploadPlacePhoto.Input.Headers = .init(),
+        body: Operations.uploadPlacePhoto.Input.Body
+    ) async throws -> Operations.uploadPlacePhoto.Output {
+        try await uploadPlacePhoto(Operations.uploadPlacePhoto.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Remove a photo from a place (whoever may add them)
+    ///
+    /// Its bytes are deleted with it, for good.
+    ///
+    /// - Remark: HTTP `DELETE /v1/places/{id}/photos/{photo_id}`.
+    /// - Remark: Generated from `#/paths//v1/places/{id}/photos/{photo_id}/delete(deletePlacePhoto)`.
+    public func deletePlacePhoto(
+        path: Operations.deletePlacePhoto.Input.Path,
+        headers: Operations.deletePlacePhoto.Input.Headers = .init()
+    ) async throws -> Operations.deletePlacePhoto.Output {
+        try await deletePlacePhoto(Operations.deletePlacePhoto.Input(
             path: path,
             headers: headers
         ))
