@@ -12,7 +12,7 @@ import urllib.request
 from selenium.webdriver.common.by import By
 
 from support import (
-    BASE_URL, TENANT, BrowserTestCase, User, click, displayed, isolated_spot, js, offset, open_app_as,
+    BASE_URL, TENANT, BrowserTestCase, User, click, displayed, http, isolated_spot, js, offset, ok, open_app_as,
     open_popup, show_panel, text_of, wait_dialog, wait_until,
 )
 
@@ -100,3 +100,22 @@ class PhotosTests(BrowserTestCase):
         wait_until(mine, lambda d: [p["id"] for p in author.get_note(note["id"])["photos"]] == [other["id"]],
                    "the photo was not deleted")
         wait_until(mine, lambda d: text_of(d, "#photo-position") == "1 of 1", "the viewer did not move on to the photo left")
+
+    def test_a_place_shows_its_photos_and_its_creator_adds_them(self):
+        creator = User.sign_up("placemaker")
+        here = isolated_spot()
+        place = creator.create_place("Lookout with a view", offset(here, north_m=30))
+        driver = open_app_as(self, creator, here)
+        show_panel(driver, "places")
+        click(driver, f'#place-list li.place-item[data-place-id="{place["id"]}"] .place-open')
+        wait_until(driver, lambda d: displayed(d, "#place-detail"), "the place's notes did not open")
+        driver.find_element(By.CSS_SELECTOR, "#place-photos .photo-input:not([capture])").send_keys(photo_file("camera.jpg"))
+        wait_until(driver, lambda d: "Photo added." in (text_of(d, "#announcer") or ""), "the upload was not announced")
+        photos = ok(http("GET", f"/v1/places/{place['id']}", token=creator.token), 200)["photos"]
+        self.assertEqual(len(photos), 1)
+        item = f'#place-list li.place-item[data-place-id="{place["id"]}"] .photo-thumb img'
+        wait_until(driver, lambda d: natural_width(d, item) == 192, "the place's entry does not show its thumbnail")
+        click(driver, "#place-photos .photo-thumb")
+        wait_dialog(driver, "#photo-dialog")
+        wait_until(driver, lambda d: natural_width(d, "#photo-frame img") == 900, "the viewer does not show the place's photo")
+        self.assertTrue(displayed(driver, "#photo-delete"), "the creator may delete it")

@@ -12,8 +12,23 @@ import { $, el } from './dom.js';
 
 let deps = null;
 const viewerDialog = () => $('#photo-dialog');
-// What the viewer shows: {noteId, index}.
+// What the viewer shows: {id, index, kind}: a note's or a place's photos.
 let viewing = null;
+
+// Where each kind of holder is read again (the viewer follows changes) and written.
+const KINDS = {
+  note: {
+    current: (id) => store.get(id),
+    path: (id) => `/v1/notes/${encodeURIComponent(id)}`,
+    reload: async (id) => store.put(await api.get(`/v1/notes/${encodeURIComponent(id)}`), 'fetch'),
+    mine: (note) => note.is_mine,
+  },
+};
+
+/** Lets places (or anything else with `photos`) use the strip, the uploader and the viewer. */
+export function registerKind(kind, { current, path, reload, mine }) {
+  KINDS[kind] = { current, path, reload, mine };
+}
 const objectURLs = new Map();
 
 /** init({showError(error), announce(text)}) */
@@ -48,8 +63,8 @@ function image(variant, alt, className) {
   return img;
 }
 
-/** A row of the note's thumbnails, each opening the viewer; null when it has none. */
-export function strip(note) {
+/** A row of a note's (or place's) thumbnails, each opening the viewer; null when none. */
+export function strip(note, kind = 'note') {
   if (!note.photos?.length) return null;
   const count = note.photos.length;
   return el('div', { className: 'photo-strip' }, note.photos.map((photo, index) => {
@@ -59,15 +74,15 @@ export function strip(note) {
     }, image(photo.variants.thumb, '', 'photo-thumb-image'));
     button.addEventListener('click', (event) => {
       event.stopPropagation();
-      open(note.id, index);
+      open(note.id, index, kind);
     });
     return button;
   }));
 }
 
-/** The author's controls under their note: add a photo from a file or the camera. */
-export function uploader(note, limit = 4) {
-  if (!note.is_mine || (note.photos?.length ?? 0) >= limit) return null;
+/** The author's controls under their note (or place): add a photo from a file or the camera. */
+export function uploader(note, kind = 'note', limit = 4) {
+  if (!KINDS[kind].mine(note) || (note.photos?.length ?? 0) >= limit) return null;
   const progress = el('progress', { className: 'photo-progress', max: 1, value: 0, hidden: true, attrs: { 'aria-label': 'Uploading the photo' } });
   const pick = (capture) => {
     const input = el('input', { type: 'file', className: 'photo-input', accept: 'image/jpeg,image/png,image/webp,image/heic,image/heif' });
@@ -75,7 +90,7 @@ export function uploader(note, limit = 4) {
     input.addEventListener('change', () => {
       const [file] = input.files;
       input.value = '';
-      if (file) upload(note, file, progress);
+      if (file) upload(note, kind, file, progress);
     });
     return input;
   };
@@ -88,17 +103,17 @@ export function uploader(note, limit = 4) {
   return el('div', { className: 'photo-upload' }, add, take, fromFile, fromCamera, progress);
 }
 
-async function upload(note, file, progress) {
+async function upload(note, kind, file, progress) {
   progress.hidden = false;
   progress.value = 0;
   // One key per chosen file: a retry of this upload never adds it twice.
   const key = api.newIdempotencyKey();
   try {
-    await api.uploadFile(`/v1/notes/${encodeURIComponent(note.id)}/photos`, file, {
+    await api.uploadFile(`${KINDS[kind].path(note.id)}/photos`, file, {
       key, onProgress: (fraction) => { progress.value = fraction; },
     });
     progress.value = 1;
-    store.put(await api.get(`/v1/notes/${encodeURIComponent(note.id)}`), 'fetch');
+    await KINDS[kind].reload(note.id);
     deps.announce('Photo added.');
   } catch (error) {
     progress.hidden = true;
@@ -106,42 +121,44 @@ async function upload(note, file, progress) {
   }
 }
 
-function open(noteId, index) {
-  viewing = { noteId, index };
+function open(id, index, kind) {
+  viewing = { id, index, kind };
   show();
   dialogs.open(viewerDialog(), $('#photo-close'));
 }
 
 function step(delta) {
-  const note = viewing && store.get(viewing.noteId);
+  const note = viewing && KINDS[viewing.kind].current(viewing.id);
   if (!note?.photos?.length) return;
   viewing.index = (viewing.index + delta + note.photos.length) % note.photos.length;
   show();
 }
 
 function show() {
-  const note = store.get(viewing.noteId);
+  const note = KINDS[viewing.kind].current(viewing.id);
   const photos = note?.photos ?? [];
   if (!photos.length) { dialogs.close(viewerDialog()); return; }
   viewing.index = Math.min(viewing.index, photos.length - 1);
   const photo = photos[viewing.index];
   const frame = $('#photo-frame');
-  frame.replaceChildren(image(photo.variants.display, `Photo ${viewing.index + 1} of ${photos.length} on the note: ${note.body}`, 'photo-view'));
+  const what = viewing.kind === 'note' ? `the note: ${note.body}` : `${note.name ?? 'the place'}`;
+  frame.replaceChildren(image(photo.variants.display, `Photo ${viewing.index + 1} of ${photos.length} of ${what}`, 'photo-view'));
   frame.dataset.photoId = photo.id;
   $('#photo-position').textContent = `${viewing.index + 1} of ${photos.length}`;
   $('#photo-previous').hidden = photos.length < 2;
   $('#photo-next').hidden = photos.length < 2;
-  $('#photo-delete').hidden = !note.is_mine;
+  $('#photo-delete').hidden = !KINDS[viewing.kind].mine(note);
 }
 
 async function deleteShown() {
-  const note = store.get(viewing.noteId);
+  const kind = KINDS[viewing.kind];
+  const note = kind.current(viewing.id);
   const photo = note?.photos?.[viewing.index];
   if (!photo) return;
   dialogs.setBusy(viewerDialog(), true);
   try {
-    await api.del(`/v1/notes/${encodeURIComponent(note.id)}/photos/${encodeURIComponent(photo.id)}`);
-    store.put(await api.get(`/v1/notes/${encodeURIComponent(note.id)}`), 'fetch');
+    await api.del(`${kind.path(note.id)}/photos/${encodeURIComponent(photo.id)}`);
+    await kind.reload(note.id);
     deps.announce('Photo deleted.');
     show();
   } catch (error) {

@@ -7,6 +7,7 @@ import * as dialogs from './dialogs.js';
 import * as safety from './safety.js';
 import * as session from './session.js';
 import * as terms from './terms.js';
+import * as photos from './photos.js';
 import { $, el } from './dom.js';
 import { coords, distanceHint } from './format.js';
 import { distanceMetres, nearParam } from './geo.js';
@@ -39,6 +40,21 @@ export function init(dependencies) {
     pending = null;
   });
   $('#place-detail-close').addEventListener('click', () => closeDetail());
+  // A place's photos: a custom place's creator adds them here (a default place's come from
+  // the tenant's moderators, through the API).
+  photos.registerKind('place', {
+    current: (id) => known.get(id),
+    path: (id) => `/v1/places/${encodeURIComponent(id)}`,
+    reload: async (id) => {
+      const place = await api.get(`/v1/places/${encodeURIComponent(id)}`);
+      known.set(id, place);
+      shown = shown.map((p) => (p.id === id ? place : p));
+      if (selected?.id === id) selected = place;
+      render();
+      renderPhotos();
+    },
+    mine: (place) => place.kind === 'custom' && place.created_by?.id === session.current()?.user?.id,
+  });
   $('#place-report').addEventListener('click', () => reportSelected());
   store.on('put', ({ note }) => notePut(note));
   store.on('remove', ({ id }) => noteRemoved(id));
@@ -88,7 +104,7 @@ function placeItem(place) {
       ),
     ),
   );
-  const item = el('li', { className: `place-item ${kind}`, dataset: { placeId: place.id } }, button);
+  const item = el('li', { className: `place-item ${kind}`, dataset: { placeId: place.id } }, button, photos.strip(place, 'place'));
   if (selected?.id === place.id) item.setAttribute('aria-current', 'true');
   item.addEventListener('click', () => open(known.get(place.id) ?? place));
   return item;
@@ -110,6 +126,7 @@ export async function open(place) {
   $('#place-notes').replaceChildren();
   $('#place-notes-status').textContent = 'Loading…';
   $('#place-detail').hidden = false;
+  renderPhotos();
   // Anyone's place may be reported but one's own (the operator's default places too).
   $('#place-report').hidden = place.created_by?.id === session.current()?.user?.id;
   render();
@@ -125,6 +142,11 @@ export async function open(place) {
     if (selected === place) $('#place-notes-status').textContent = '';
     deps.showError(error);
   }
+}
+
+function renderPhotos() {
+  const place = selected && (known.get(selected.id) ?? selected);
+  $('#place-photos').replaceChildren(...(place ? [photos.strip(place, 'place'), photos.uploader(place, 'place')].filter(Boolean) : []));
 }
 
 function renderNotes() {
