@@ -56,45 +56,43 @@ public struct PhotoSanitiser: Sendable {
     public func sanitise(_ bytes: [UInt8]) async throws(PhotoError) -> SanitisedPhoto {
         guard let format = PhotoFormat.sniff(bytes) else { throw .unsupportedFormat }
         guard bytes.count <= limits.maxBytes else { throw .tooManyBytes(limit: limits.maxBytes) }
-        let (limits, sandbox, workDirectory) = (self.limits, self.sandbox, self.workDirectory)
-        let result: Result<SanitisedPhoto, PhotoError>
+        let (limits, sandbox) = (self.limits, self.sandbox)
+        return try await inJob { job throws(PhotoError) in
+            try job.write("in", bytes)
+            try Self.probe(job, format: format, limits: limits, sandbox: sandbox)
+            return try Self.render(job, format: format, sandbox: sandbox)
+        }
+    }
+
+    /// Runs an empty job in the sandbox: whether this machine can run workers at all (bubblewrap
+    /// and libvips installed, user namespaces allowed). The service checks it at start.
+    public func checkSandbox() async throws(PhotoError) {
+        let sandbox = self.sandbox
+        do {
+            try await inJob { job throws(PhotoError) in
+                _ = try Self.run("command -v vipsthumbnail >/dev/null && command -v vipsheader >/dev/null", [], job: job, sandbox: sandbox)
+            }
+        } catch .unreadable(let why) {
+            throw .sandboxUnavailable(why)
+        }
+    }
+
+    /// `body` on one of the workers' threads, with a job directory of its own, removed after.
+    private func inJob<T: Sendable>(_ body: @Sendable @escaping (JobDirectory) throws(PhotoError) -> T) async throws(PhotoError) -> T {
+        let workDirectory = self.workDirectory
+        let result: Result<T, PhotoError>
         do {
             result = try await workers.run {
                 Result { () throws(PhotoError) in
                     let job = try JobDirectory(in: workDirectory)
                     defer { job.remove() }
-                    try job.write("in", bytes)
-                    try Self.probe(job, format: format, limits: limits, sandbox: sandbox)
-                    return try Self.render(job, format: format, sandbox: sandbox)
+                    return try body(job)
                 }
             }
         } catch {
             throw .sandboxUnavailable("the photo workers are shut down")
         }
         return try result.get()
-    }
-
-    /// Runs an empty job in the sandbox: whether this machine can run workers at all (bubblewrap
-    /// and libvips installed, user namespaces allowed). The service checks it at start.
-    public func checkSandbox() async throws(PhotoError) {
-        let (sandbox, workDirectory) = (self.sandbox, self.workDirectory)
-        let result: Result<Void, PhotoError>
-        do {
-            result = try await workers.run {
-                Result { () throws(PhotoError) in
-                    let job = try JobDirectory(in: workDirectory)
-                    defer { job.remove() }
-                    _ = try Self.run("command -v vipsthumbnail >/dev/null && command -v vipsheader >/dev/null", [], job: job, sandbox: sandbox)
-                }
-            }
-        } catch {
-            throw .sandboxUnavailable("the photo workers are shut down")
-        }
-        switch result {
-        case .success: return
-        case .failure(.unreadable(let why)): throw .sandboxUnavailable(why)
-        case .failure(let error): throw error
-        }
     }
 
     /// The header's size and the loader that recognised it, read in the sandbox.

@@ -258,12 +258,14 @@ enum CameraPhotos {
 }
 
 extension TestClientProtocol {
+    /// `POST /v1/notes/{noteID}/photos`, or to `path` (a place's).
     func upload(
-        _ bytes: [UInt8], to noteID: String, as account: Account, key: String? = nil, contentType: String = "application/octet-stream"
+        _ bytes: [UInt8], to noteID: String = "", path: String? = nil, as account: Account, key: String? = nil,
+        contentType: String = "application/octet-stream"
     ) async throws -> APIResponse {
         var headers: HTTPFields = [.authorization: "Bearer \(account.accessToken)", .contentType: contentType]
         if let key { headers[HTTPField.Name("Idempotency-Key")!] = key }
-        return try await execute(uri: "/v1/notes/\(noteID)/photos", method: .post, headers: headers, body: ByteBuffer(bytes: bytes)) {
+        return try await execute(uri: path ?? "/v1/notes/\(noteID)/photos", method: .post, headers: headers, body: ByteBuffer(bytes: bytes)) {
             APIResponse(status: $0.status, headers: $0.headers, body: String(buffer: $0.body))
         }
     }

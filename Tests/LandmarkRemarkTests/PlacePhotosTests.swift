@@ -25,10 +25,7 @@ import Testing
             let curated = try await NotesFixture.makePlace(slug, name: "Opera House", lat: -33.8568, lng: 151.2153)
 
             func upload(_ place: String, as account: Account) async throws -> APIResponse {
-                try await client.execute(
-                    uri: "/v1/places/\(place)/photos", method: .post,
-                    headers: [.authorization: "Bearer \(account.accessToken)", .contentType: "image/jpeg"], body: ByteBuffer(bytes: jpeg)
-                ) { APIResponse(status: $0.status, headers: $0.headers, body: String(buffer: $0.body)) }
+                try await client.upload(jpeg, path: "/v1/places/\(place)/photos", as: account)
             }
             let mine = try await upload(custom.id, as: rae)
             #expect(mine.status == .created, "\(mine.body)")
@@ -69,11 +66,8 @@ import Testing
             let place = try await client.call(
                 .post, "/v1/places", json: ["name": "Tess's bench", "lat": 1, "lng": 1], token: tess.accessToken
             ).decode(API.Place.self)
-            let photo = try await client.execute(
-                uri: "/v1/places/\(place.id)/photos", method: .post,
-                headers: [.authorization: "Bearer \(tess.accessToken)", .contentType: "image/jpeg"],
-                body: ByteBuffer(bytes: try CameraPhotos.bytes("plain.jpg"))
-            ) { try APIResponse(status: $0.status, headers: $0.headers, body: String(buffer: $0.body)).decode(API.Photo.self) }
+            let photo = try await client.upload(try CameraPhotos.bytes("plain.jpg"), path: "/v1/places/\(place.id)/photos", as: tess)
+                .decode(API.Photo.self)
             #expect(try await client.download(photo.variants.thumb.url, as: uma).0 == .ok)
             let report = try await client.call(
                 .post, "/v1/reports", json: ["target": ["type": "place", "id": place.id], "reason": "spam"], token: uma.accessToken)
