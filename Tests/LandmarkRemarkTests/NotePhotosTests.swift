@@ -179,7 +179,7 @@ import Testing
                 }
                 return try await TestEnvironment.ownerScalar("""
                     SELECT coalesce(sum(u.bytes), 0)::bigint FROM photo_usage u JOIN tenants t ON t.id = u.tenant_id
-                    JOIN users us ON us.tenant_id = t.id AND us.id = u.user_id WHERE t.slug = \(slug) AND us.username = \(user)
+                    JOIN users us ON us.tenant_id = u.tenant_id AND us.id = u.user_id WHERE t.slug = \(slug) AND us.username = \(user)
                     """, as: Int64.self)
             }
             // Olga fills her megabyte: each photo keeps a few hundred kilobytes.
