@@ -14,6 +14,9 @@ public struct SanitisedPhoto: Sendable {
     /// Every variant, as JPEG: oriented, sRGB, without any metadata.
     public let variants: [PhotoSize: Rendition]
 
+    /// The variants' bytes together: what is stored, and what quotas count.
+    public var storedBytes: Int { variants.values.reduce(0) { $0 + $1.bytes.count } }
+
     /// The largest variant's size: the photo's shape as people see it (orientation applied).
     public var width: Int { variants[.full]?.width ?? 0 }
     public var height: Int { variants[.full]?.height ?? 0 }

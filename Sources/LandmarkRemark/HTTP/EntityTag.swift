@@ -1,7 +1,7 @@
 import Credentials
 import Foundation
 
-/// Strong entity tags for single-note responses.
+/// Strong entity tags for single-note responses and photo variants.
 ///
 /// The tag is a hash of the exact JSON body, so it changes whenever anything a client
 /// sees changes, including what `updated_at` does not record (a deleted place
@@ -9,7 +9,12 @@ import Foundation
 enum EntityTag {
     /// `"…"`: base64url of the first 16 bytes of the body's SHA-256.
     static func of(_ body: some Collection<UInt8>) -> String {
-        "\"" + Base64URL.encode(Tokens.sha256(Array(body)).prefix(16)) + "\""
+        of(sha256: Tokens.sha256(Array(body)))
+    }
+
+    /// The tag of a body whose SHA-256 is known already (a photo variant's, stored with it).
+    static func of(sha256 digest: [UInt8]) -> String {
+        "\"" + Base64URL.encode(digest.prefix(16)) + "\""
     }
 
     /// `If-None-Match`: weak comparison, so `W/"x"` matches `"x"`; `*` matches any.

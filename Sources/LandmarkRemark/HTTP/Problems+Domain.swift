@@ -48,7 +48,7 @@ extension AppError {
 
     private static func problem(for error: PhotoRefusal) -> AppError {
         switch error {
-        case .notFound, .unknownVariant: .notFound("photo")
+        case .notFound: .notFound("photo")
         case .tooManyPhotos(let limit):
             AppError(
                 .unprocessableContent, code: "too_many_photos", title: "Too many photos",

@@ -7,8 +7,6 @@ enum PhotoRefusal: Error, Equatable {
     case notFound
     /// The note already has as many photos as it may.
     case tooManyPhotos(limit: Int)
-    /// Not a photo's name: thumb, display or full.
-    case unknownVariant
     /// The photo would take its uploader, or their tenant, past the bytes they may keep.
     case quotaExceeded(Quota, limit: Int)
 

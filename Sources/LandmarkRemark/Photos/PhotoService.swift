@@ -52,7 +52,7 @@ struct PhotoService: Sendable {
             // overshoot a quota by one photo each: a user uploads one at a time (their share
             // of the workers), and a tenant's quota is not worth a lock every upload waits on.
             try await checkQuotas(
-                adding: sanitised.variants.values.reduce(0) { $0 + $1.bytes.count }, tenantID: tenantID, userID: userID, on: connection)
+                adding: sanitised.storedBytes, tenantID: tenantID, userID: userID, on: connection)
             let photo = try await photos.insert(
                 tenantID: tenantID, ownerID: userID, on: holder, current: current, photo: sanitised, on: connection)
             return StoredJSONResponse(photo, status: .created)
@@ -71,13 +71,8 @@ struct PhotoService: Sendable {
     /// Removes a photo from a note or place the caller may change.
     func delete(_ photoID: Int64, from holder: PhotoHolder, by identity: Identity, logger: Logger) async throws {
         try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
-            let target = try await photos.lockForPhoto(holder, tenantID: identity.tenantID, viewerID: identity.userID, on: connection)
-            let current: [Int64]
-            switch target {
-            case .notFound: throw holder.notFound
-            case .notAuthor: throw holder.forbidden
-            case .allowed(let photos): current = photos
-            }
+            let current = try Self.photos(
+                of: try await photos.lockForPhoto(holder, tenantID: identity.tenantID, viewerID: identity.userID, on: connection), holder)
             guard try await photos.delete(tenantID: identity.tenantID, from: holder, photoID: photoID, current: current, on: connection) else {
                 throw PhotoRefusal.notFound
             }
@@ -93,12 +88,17 @@ struct PhotoService: Sendable {
 
     /// Its photos, if the caller may add one.
     private func check(_ target: PhotoStore.Target, _ holder: PhotoHolder) throws -> [Int64] {
+        let current = try Self.photos(of: target, holder)
+        if current.count / PhotoSummaries.stride >= limits.perNote { throw PhotoRefusal.tooManyPhotos(limit: limits.perNote) }
+        return current
+    }
+
+    /// Its photos, if the caller may change them: else not found, or forbidden.
+    private static func photos(of target: PhotoStore.Target, _ holder: PhotoHolder) throws -> [Int64] {
         switch target {
         case .notFound: throw holder.notFound
         case .notAuthor: throw holder.forbidden
-        case .allowed(let current):
-            if current.count / PhotoSummaries.stride >= limits.perNote { throw PhotoRefusal.tooManyPhotos(limit: limits.perNote) }
-            return current
+        case .allowed(let current): return current
         }
     }
 }

@@ -58,14 +58,13 @@ struct PhotoStore: Sendable {
     func insert(
         tenantID: Int64, ownerID: Int64, on holder: PhotoHolder, current: [Int64], photo: SanitisedPhoto, on connection: some PostgresQuerying
     ) async throws -> Photo {
-        let stored = photo.variants.values.reduce(0) { $0 + $1.bytes.count }
         let (noteID, placeID): (Int64?, Int64?) = switch holder {
         case .note(let id): (id, nil)
         case .place(let id): (nil, id)
         }
         let rows = try await connection.query("""
             INSERT INTO photos (tenant_id, owner_id, note_id, place_id, source_format, width, height, stored_bytes)
-            VALUES (\(tenantID), \(ownerID), \(noteID), \(placeID), \(photo.source.rawValue), \(photo.width), \(photo.height), \(Int64(stored)))
+            VALUES (\(tenantID), \(ownerID), \(noteID), \(placeID), \(photo.source.rawValue), \(photo.width), \(photo.height), \(Int64(photo.storedBytes)))
             RETURNING id, created_at
             """)
         let id = try rows[0].decode(Int64.self, column: 0)

@@ -1,4 +1,3 @@
-import Credentials
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -75,7 +74,7 @@ struct PhotosController {
         let photoID = try Self.id("photo_id", context, else: PhotoRefusal.notFound)
         guard let size = context.parameters.get("variant").flatMap(PhotoSize.init(rawValue:)) else { throw PhotoRefusal.notFound }
         let (sha256, data) = try await photos.variant(photoID, size: size, for: identity, logger: context.logger)
-        let tag = "\"" + Base64URL.encode(sha256.prefix(16)) + "\""
+        let tag = EntityTag.of(sha256: sha256)
         var headers: HTTPFields = [.eTag: tag, .cacheControl: "private, max-age=31536000, immutable"]
         if EntityTag.noneMatchHits(request.headers[.ifNoneMatch], current: tag) {
             return Response(status: .notModified, headers: headers)
