@@ -182,7 +182,7 @@ render scripts/integration/nginx.conf.template NGINX_USER RUN >"$RUN/nginx.conf"
 cp deploy/nginx/snippets/*.conf "$RUN/snippets/"
 # The deployed files log to /var/log/nginx; the test keeps its logs in its run directory.
 render deploy/nginx/conf.d/landmark-remark.conf.template LR_NGINX_LISTEN LR_NGINX_UPSTREAM LR_NGINX_WEB_ROOT LR_NGINX_TILE_SOURCE |
-    sed "s#/var/log/nginx/#$RUN/#" >"$RUN/conf.d/landmark-remark.conf"
+    sed -e "s#/var/log/nginx/#$RUN/#" -e "s#/var/cache/nginx/#$RUN/#" >"$RUN/conf.d/landmark-remark.conf"
 render deploy/nginx/tls/landmark-remark.tls.conf.template \
     LR_NGINX_TLS_LISTEN LR_NGINX_SERVER_NAME LR_NGINX_TLS_CERTIFICATE LR_NGINX_TLS_CERTIFICATE_KEY |
     sed "s#/var/log/nginx/#$RUN/#" >"$RUN/conf.d/landmark-remark.tls.conf"

@@ -59,10 +59,13 @@ struct PhotoService: Sendable {
         }
     }
 
-    /// A variant's bytes and hash, if the caller sees what the photo is on.
-    func variant(_ photoID: Int64, size: PhotoSize, for identity: Identity, logger: Logger) async throws -> (sha256: [UInt8], data: [UInt8]) {
+    /// A variant's hash and, `withBytes`, its bytes, if the caller sees what the photo is on.
+    func variant(
+        _ photoID: Int64, size: PhotoSize, for identity: Identity, withBytes: Bool, logger: Logger
+    ) async throws -> (sha256: [UInt8], data: [UInt8]?) {
         let found = try await pool.withTenantReads(identity.tenantID, logger: logger) {
-            try await photos.variant(tenantID: identity.tenantID, photoID: photoID, size: size, viewerID: identity.userID, on: $0)
+            try await photos.variant(
+                tenantID: identity.tenantID, photoID: photoID, size: size, viewerID: identity.userID, withBytes: withBytes, on: $0)
         }
         guard let found else { throw PhotoRefusal.notFound }
         return found

@@ -111,10 +111,13 @@ struct PhotoStore: Sendable {
         return (Int(try rows[0].decode(Int64.self, column: 0)), Int(try rows[0].decode(Int64.self, column: 1)))
     }
 
-    /// A variant's bytes and hash, if `viewer` sees what the photo is on.
-    func variant(tenantID: Int64, photoID: Int64, size: PhotoSize, viewerID: Int64, on reads: some PostgresQuerying) async throws -> (sha256: [UInt8], data: [UInt8])? {
+    /// A variant's hash and, `withBytes`, its bytes, if `viewer` sees what the photo is on.
+    /// Without them the bytes stay where they are (TOAST is not read for a `CASE` not taken).
+    func variant(
+        tenantID: Int64, photoID: Int64, size: PhotoSize, viewerID: Int64, withBytes: Bool, on reads: some PostgresQuerying
+    ) async throws -> (sha256: [UInt8], data: [UInt8]?)? {
         let rows = try await reads.query("""
-            SELECT v.sha256, v.data
+            SELECT v.sha256, CASE WHEN \(withBytes) THEN v.data END
             FROM photos p
             JOIN photo_variants v ON v.tenant_id = \(tenantID) AND v.photo_id = p.id AND v.variant = \(size.rawValue)
             WHERE p.tenant_id = \(tenantID) AND p.id = \(photoID)
@@ -124,7 +127,7 @@ struct PhotoStore: Sendable {
                               WHERE pl.tenant_id = \(tenantID) AND pl.id = p.place_id AND \(Audience.seesPlace("pl", tenantID: tenantID, viewerID: viewerID))))
             """)
         guard let row = rows.first else { return nil }
-        return (try row.decode(PostgresBytes.self, column: 0).bytes, try row.decode(PostgresBytes.self, column: 1).bytes)
+        return (try row.decode(PostgresBytes.self, column: 0).bytes, try row.decode(PostgresBytes?.self, column: 1)?.bytes)
     }
 
 }

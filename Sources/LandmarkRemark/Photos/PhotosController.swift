@@ -1,3 +1,4 @@
+import Credentials
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -69,17 +70,28 @@ struct PhotosController {
 
     /// A variant's JPEG. Its URL names its bytes for good (a photo never changes), so clients
     /// keep it a year; `private`, because who may see it is decided per viewer.
+    ///
+    /// Behind nginx (`X-LR-Photo-Accel`, which only nginx's own configuration sets), the
+    /// answer is the decision alone: `X-Accel-Redirect` to nginx's internal location, which
+    /// sends the bytes from its cache, keyed by their hash, and fetches them from here (without
+    /// the header, so with the same check) only when it has not kept them.
     @Sendable func variant(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         let photoID = try Self.id("photo_id", context, else: PhotoRefusal.notFound)
         guard let size = context.parameters.get("variant").flatMap(PhotoSize.init(rawValue:)) else { throw PhotoRefusal.notFound }
-        let (sha256, data) = try await photos.variant(photoID, size: size, for: identity, logger: context.logger)
+        let accelerated = request.headers[.photoAccel] == "1"
+        let (sha256, data) = try await photos.variant(
+            photoID, size: size, for: identity, withBytes: !accelerated, logger: context.logger)
         let tag = EntityTag.of(sha256: sha256)
         var headers: HTTPFields = [.eTag: tag, .cacheControl: "private, max-age=31536000, immutable"]
         if EntityTag.noneMatchHits(request.headers[.ifNoneMatch], current: tag) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = "image/jpeg"
+        guard let data else {
+            headers[.xAccelRedirect] = "/_lr_photo/\(Tokens.hex(sha256))/\(photoID)/\(size.rawValue)"
+            return Response(status: .ok, headers: headers)
+        }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
@@ -88,4 +100,11 @@ struct PhotosController {
         guard let text = context.parameters.get(name), let id = ResourceID.parse(text) else { throw missing }
         return id
     }
+}
+
+extension HTTPField.Name {
+    /// Set by nginx (deploy/nginx) on `GET /v1/photos/…`: it sends the bytes itself.
+    static let photoAccel = Self("X-LR-Photo-Accel")!
+    /// Where nginx is to take the response's body from instead.
+    static let xAccelRedirect = Self("X-Accel-Redirect")!
 }
