@@ -56,11 +56,17 @@ public struct PhotoSandbox: Sendable, Hashable {
                 "--symlink", "usr/bin", "/bin",
                 "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
                 "--bind", directory, "/job",
-                "--proc", "/proc",
+                // No /proc: the decoders need none, and inside a container (podman's masked
+                // /proc) mounting a new one is refused.
                 "--dev", "/dev",
                 "--tmpfs", "/tmp",
                 "--chdir", "/job",
                 "--unshare-all",
+                // The shell is the namespace's first process, so bwrap itself waits for it
+                // and the kernel adds the whole tree's CPU to what the service reaps; with
+                // bwrap's own init in between, that reports through a pipe, is never waited
+                // for, and its CPU is lost.
+                "--as-pid-1",
                 "--die-with-parent",
                 "--new-session",
                 "--cap-drop", "ALL",

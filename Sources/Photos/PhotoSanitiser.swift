@@ -59,21 +59,22 @@ public struct PhotoSanitiser: Sendable {
     public func sanitise(_ bytes: [UInt8]) async throws(PhotoError) -> SanitisedPhoto {
         guard let format = PhotoFormat.sniff(bytes) else { throw .unsupportedFormat }
         guard bytes.count <= limits.maxBytes else { throw .tooManyBytes(limit: limits.maxBytes) }
-        let (limits, sandbox) = (self.limits, self.sandbox)
+        let (limits, sandbox, workers) = (self.limits, self.sandbox, self.workers)
         return try await inJob { job throws(PhotoError) in
             try job.write("in", bytes)
-            try Self.probe(job, format: format, limits: limits, sandbox: sandbox)
-            return try Self.render(job, format: format, sandbox: sandbox)
+            try Self.probe(job, format: format, limits: limits, sandbox: sandbox, workers: workers)
+            return try Self.render(job, format: format, sandbox: sandbox, workers: workers)
         }
     }
 
     /// Runs an empty job in the sandbox: whether this machine can run workers at all (bubblewrap
     /// and libvips installed, user namespaces allowed). The service checks it at start.
     public func checkSandbox() async throws(PhotoError) {
-        let sandbox = self.sandbox
+        let (sandbox, workers) = (self.sandbox, self.workers)
         do {
             try await inJob { job throws(PhotoError) in
-                _ = try Self.run("command -v vipsthumbnail >/dev/null && command -v vipsheader >/dev/null", [], job: job, sandbox: sandbox)
+                _ = try Self.run(
+                    "command -v vipsthumbnail >/dev/null && command -v vipsheader >/dev/null", [], job: job, sandbox: sandbox, workers: workers)
             }
         } catch .unreadable(let why) {
             throw .sandboxUnavailable(why)
@@ -99,8 +100,10 @@ public struct PhotoSanitiser: Sendable {
     }
 
     /// The header's size and the loader that recognised it, read in the sandbox.
-    private static func probe(_ job: JobDirectory, format: PhotoFormat, limits: Limits, sandbox: PhotoSandbox) throws(PhotoError) {
-        let output = try run(Self.probeScript, [], job: job, sandbox: sandbox)
+    private static func probe(
+        _ job: JobDirectory, format: PhotoFormat, limits: Limits, sandbox: PhotoSandbox, workers: PhotoWorkers
+    ) throws(PhotoError) {
+        let output = try run(Self.probeScript, [], job: job, sandbox: sandbox, workers: workers)
         let lines = output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         guard lines.count == 3, let width = Int(lines[0]), let height = Int(lines[1]), width > 0, height > 0 else {
             throw .unreadable("the probe's answer is malformed: \(output.prefix(200))")
@@ -114,8 +117,10 @@ public struct PhotoSanitiser: Sendable {
         }
     }
 
-    private static func render(_ job: JobDirectory, format: PhotoFormat, sandbox: PhotoSandbox) throws(PhotoError) -> SanitisedPhoto {
-        _ = try run(Self.renderScript, [], job: job, sandbox: sandbox)
+    private static func render(
+        _ job: JobDirectory, format: PhotoFormat, sandbox: PhotoSandbox, workers: PhotoWorkers
+    ) throws(PhotoError) -> SanitisedPhoto {
+        _ = try run(Self.renderScript, [], job: job, sandbox: sandbox, workers: workers)
         var variants: [PhotoSize: SanitisedPhoto.Rendition] = [:]
         for variant in PhotoSize.allCases {
             guard let bytes = job.read("\(variant.rawValue).jpg") else { throw .unreadable("the \(variant.rawValue) variant is missing") }
@@ -128,10 +133,13 @@ public struct PhotoSanitiser: Sendable {
         return SanitisedPhoto(source: format, variants: variants)
     }
 
-    /// One sandboxed run; its stdout when it exits 0, else why not.
-    private static func run(_ script: String, _ arguments: [String], job: JobDirectory, sandbox: PhotoSandbox) throws(PhotoError) -> String {
-        let termination = try SandboxedProcess.run(
+    /// One sandboxed run, its cost counted in `workers`; its stdout when it exits 0, else why not.
+    private static func run(
+        _ script: String, _ arguments: [String], job: JobDirectory, sandbox: PhotoSandbox, workers: PhotoWorkers
+    ) throws(PhotoError) -> String {
+        let (termination, cpu) = try SandboxedProcess.run(
             script: script, arguments: [sandbox.jobDirectory(job.path)] + arguments, directory: job.path, sandbox: sandbox)
+        workers.record(cpu: cpu)
         let stderr = job.read(".stderr").map { String(decoding: $0.prefix(500), as: UTF8.self) } ?? ""
         switch termination {
         case .exited(0):

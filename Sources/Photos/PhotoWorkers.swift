@@ -9,8 +9,17 @@ public final class PhotoWorkers: Sendable {
     public let count: Int
     private let running = Atomic(0)
 
+    private let used = Mutex(Duration.zero)
+
     /// Jobs running or waiting for a thread.
     public var inFlight: Int { running.load(ordering: .relaxed) }
+
+    /// The CPU (user and system) every worker process used together since this started.
+    public var cpu: Duration { used.withLock { $0 } }
+
+    func record(cpu: Duration) {
+        used.withLock { $0 += cpu }
+    }
 
     public init(count: Int) {
         self.count = max(1, count)

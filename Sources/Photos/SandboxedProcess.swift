@@ -23,7 +23,7 @@ public enum Termination: Sendable, Equatable {
 enum SandboxedProcess {
     static func run(
         script: String, arguments: [String], directory: String, sandbox: PhotoSandbox
-    ) throws(PhotoError) -> Termination {
+    ) throws(PhotoError) -> (Termination, cpu: Duration) {
         let argv = sandbox.commandLine(script: script, arguments: arguments, directory: directory)
         let pid = try spawn(argv, directory: directory)
         let pidfd = lr_pidfd_open(pid)
@@ -49,13 +49,22 @@ enum SandboxedProcess {
         // bubblewrap's sandboxed children die with it (--die-with-parent, its pid namespace).
         if timedOut { kill(pid, SIGKILL) }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        if timedOut { return .timedOut }
+        var resources = rusage()
+        while wait4(pid, &status, 0, &resources) < 0, errno == EINTR {}
+        // User and system time of the whole tree (each process's reaped children are added
+        // to it). Not `ru_maxrss`: a spawned child starts from the service's own peak
+        // (the kernel keeps the larger at `exec`), so it would say nothing of the worker.
+        let cpu = Self.duration(resources.ru_utime) + Self.duration(resources.ru_stime)
+        if timedOut { return (.timedOut, cpu) }
         let signal = status & 0x7F
-        guard signal == 0 else { return .signalled(signal) }
+        guard signal == 0 else { return (.signalled(signal), cpu) }
         let code = (status >> 8) & 0xFF
         // bubblewrap reports a child killed by a signal as 128 + the signal, as shells do.
-        return sandbox.isolation == .bubblewrap && code > 128 ? .signalled(code - 128) : .exited(code)
+        return (sandbox.isolation == .bubblewrap && code > 128 ? .signalled(code - 128) : .exited(code), cpu)
+    }
+
+    private static func duration(_ time: timeval) -> Duration {
+        .seconds(time.tv_sec) + .microseconds(time.tv_usec)
     }
 
     private static func spawn(_ argv: [String], directory: String) throws(PhotoError) -> pid_t {

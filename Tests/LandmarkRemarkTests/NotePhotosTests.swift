@@ -209,6 +209,13 @@ import Testing
             #expect(try await usage(nil) <= 1_500_000)
             let metrics = try await client.call(.get, "/metrics").body
             #expect(metrics.contains("lr_photo_bytes_stored{tenant=\"\(slug)\"} \(try await usage(nil))"), "\(metrics.split(separator: "\n").filter { $0.contains("photo") })")
+            // What the workers used, as the kernel counted it.
+            let figures = Dictionary(metrics.split(separator: "\n").compactMap { line -> (String, Double)? in
+                let parts = line.split(separator: " ")
+                guard parts.count == 2, let value = Double(parts[1]) else { return nil }
+                return (String(parts[0]), value)
+            }, uniquingKeysWith: { $1 })
+            #expect((figures["lr_photo_worker_cpu_seconds_total"] ?? 0) > 0.01, "\(figures.filter { $0.key.contains("worker") })")
             // Deleting a note frees its photos' room; deleting the account, all of it.
             let before = try await usage("olga")
             #expect(try await client.call(.delete, "/v1/notes/\(notes[0].id)", token: olga.accessToken).status == .noContent)

@@ -80,6 +80,27 @@ echo "     40 requests: $SHARE1 served by $API1, $SHARE2 by $API2"
 check "both replicas served some of 40 requests, and together all of them" \
     '[ "$SHARE1" -gt 0 ] && [ "$SHARE2" -gt 0 ] && [ $((SHARE1 + SHARE2)) -eq 40 ]'
 
+section "photos: decoded in a sandboxed worker inside the replica's container"
+# A camera-like JPEG with a GPS position, made here with libvips' tools and exiftool.
+vips black "$WORK/black.v" 1600 1200 --bands 3
+vips draw_circle "$WORK/black.v" 200 800 600 300 --fill
+vips jpegsave "$WORK/black.v" "$WORK/camera.jpg" --Q 92
+exiftool -q -q -overwrite_original -GPSLatitude=33.8568 -GPSLatitudeRef=S "$WORK/camera.jpg"
+status=$(HTTP_MAX_TIME=60 http POST "$EDGE/v1/notes/$NOTE_ID/photos" -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: image/jpeg' --data-binary "@$WORK/camera.jpg")
+expect "a photo upload through nginx is decoded and stored (201)" 201 "$status"
+if [ "$status" != 201 ]; then cat "$RESPONSE_BODY"; echo; fi
+PHOTO_URL=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["variants"]["thumb"]["url"])' "$RESPONSE_BODY" 2>/dev/null || true)
+expect "its thumbnail through nginx (fetched once)" "200 MISS" \
+    "$(http GET "$EDGE$PHOTO_URL" -H "Authorization: Bearer $TOKEN") $(header x-lr-photo-cache)"
+cp "$RESPONSE_BODY" "$WORK/thumb.jpg"
+expect "... then from nginx's cache in its container" "200 HIT" \
+    "$(http GET "$EDGE$PHOTO_URL" -H "Authorization: Bearer $TOKEN") $(header x-lr-photo-cache)"
+expect "... 256 pixels wide, without the GPS position" "256 " \
+    "$(exiftool -q -q -s3 -ImageWidth "$WORK/thumb.jpg") $(exiftool -q -q -s3 -GPSLatitude "$WORK/thumb.jpg")"
+expect "the replica ran its worker in bubblewrap (no fallback logged)" 0 \
+    "$(podman logs "$API1" 2>&1 | grep -c 'photo worker unavailable\|photo workers cannot run' || true)"
+
 section "podman stop drains a request and loses none"
 # A signup hashes at the production scrypt cost (N=2^17, about a second here): the slow
 # request, sent from replica 2 to replica 1, then `podman stop` of replica 1 while it hashes.
