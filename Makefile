@@ -61,3 +61,8 @@ bench-quick:
 ## The benchmark plus the Vapor peer (bench/peers/vapor-peer, built here: 10-18 min cold) on nearest and create.
 bench-peers:
 	bench/run.sh --peers
+
+.PHONY: bench-photos
+## Photo uploads (12 MP JPEG and HEIC) and variant serving through nginx (bench/photos.sh).
+bench-photos:
+	bench/photos.sh
