@@ -50,7 +50,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
 
     OperationsController(
         pool: parts.pool, migrator: parts.migrator, hashing: parts.hashingPool, events: parts.events, registry: registry,
-        photoWorkers: parts.photoWorkers
+        photoWorkers: parts.photoWorkers, shares: parts.shares
     ).register(on: router)
     OpenAPIController(path: configuration.server.openAPIPath).register(on: router)
     WebAppController(settings: configuration.web).register(on: router)
@@ -90,7 +90,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
             limits: .init(
                 perNote: configuration.photos.perNote, bytesPerUser: configuration.photos.bytesPerUser,
                 bytesPerTenant: configuration.photos.bytesPerTenant)),
-        maxBytes: configuration.photos.maxBytes)
+        maxBytes: configuration.photos.maxBytes, shares: parts.shares)
     let moderation = ModerationController(moderation: ModerationService(pool: parts.pool, moderation: ModerationStore()), bodyLimit: limit)
 
     let v1 = router.group("v1")

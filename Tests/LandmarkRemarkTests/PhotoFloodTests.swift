@@ -86,4 +86,52 @@ import Testing
             }
         }
     }
+
+    /// Bodies that never finish: a user's uploads in flight are bounded before a body is read,
+    /// so while two stalled bodies hold their share, the same user's third upload waits, then
+    /// `429`, and another user's is served.
+    @Test func stalledBodiesHoldOnlyTheirOwnersShare() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({
+            $0.photos.uploadsPerUser = 2
+            $0.photos.perNote = 100
+            $0.shares.queueTimeout = .seconds(2)
+        }) { client, port in
+            let staller = try await client.signup("staller", tenant: tenant)
+            let note = try await client.createNote(staller, "Never finished", lat: 1, lng: 1)
+            let other = try await client.signup("finisher", tenant: tenant)
+            let mine = try await client.createNote(other, "Finished", lat: 1, lng: 1)
+            // Two uploads that declare a megabyte, send a JPEG's first bytes of it, then wait.
+            var stalled: [Int32] = []
+            defer { stalled.forEach { close($0) } }
+            for _ in 0..<2 {
+                let socket = try connectLoopback(port: port)
+                stalled.append(socket)
+                let head = Array("""
+                    POST /v1/notes/\(note.id)/photos HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(staller.accessToken)\r\n\
+                    Content-Type: image/jpeg\r\nContent-Length: 1000000\r\n\r\n
+                    """.utf8) + [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: UInt8(ascii: "0"), count: 12)
+                #expect(head.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) } == head.count)
+            }
+            // Both admitted, their bodies being read (the replica says so on /metrics) ...
+            let held = try await TestPolling.eventually(within: .seconds(60)) {
+                try await client.call(.get, "/metrics").body.contains("lr_photo_uploads_in_flight 2")
+            }
+            try #require(held, "the two stalled uploads are in flight")
+            // ... so a third of the same user's waits its share and is refused: no third body in memory.
+            let third = try await client.upload(try CameraPhotos.bytes("plain.jpg"), to: note.id, as: staller)
+            #expect(third.status == .tooManyRequests && third.code == "rate_limited", "\(third.status) \(third.body)")
+            let elsewhere = try await client.upload(try CameraPhotos.bytes("plain.jpg"), to: mine.id, as: other)
+            #expect(elsewhere.status == .created, "another user's upload is served: \(elsewhere.body)")
+            // Once they hang up, their shares are free again.
+            stalled.forEach { close($0) }
+            stalled = []
+            let freed = try await TestPolling.eventually(within: .seconds(60)) {
+                try await client.call(.get, "/metrics").body.contains("lr_photo_uploads_in_flight 0")
+            }
+            #expect(freed, "a hung-up upload gives its share back")
+            let again = try await client.upload(try CameraPhotos.bytes("plain.jpg"), to: note.id, as: staller)
+            #expect(again.status == .created, "\(again.status) \(again.body)")
+        }
+    }
 }

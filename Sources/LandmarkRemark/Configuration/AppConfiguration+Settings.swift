@@ -194,6 +194,14 @@ extension AppConfiguration {
                     }
                     configuration.photos.isolation = isolation
                 },
+                .integer("LR_PHOTO_UPLOADS_PER_USER", \.photos.uploadsPerUser, 1...64, help: """
+                    Photo uploads one user may have in flight at once (bodies being read or waiting for \
+                    a worker); more wait up to LR_SHARE_QUEUE_TIMEOUT_MS, then 429.
+                    """),
+                .integer("LR_PHOTO_UPLOADS_IN_FLIGHT", \.photos.uploadsInFlight, 1...10_000, help: """
+                    Photo uploads this replica holds at once, everyone's together: with LR_PHOTO_MAX_BYTES, \
+                    the most memory uploads' bodies take; more wait, then 429.
+                    """),
                 .text("LR_PHOTO_WORK_DIR", \.photos.workDirectory, allowed: "a directory", help: """
                     Where each upload's private job directory is made, and removed after it.
                     """),

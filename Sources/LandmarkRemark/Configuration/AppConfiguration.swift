@@ -158,6 +158,10 @@ public struct PhotoSettings: Sendable {
     public var bytesPerTenant = 50_000_000_000
     /// Uploads decoded at once on this replica (each a worker process on one core).
     public var workers = 2
+    /// Uploads one user may have in flight (their bodies being read, or waiting to decode).
+    public var uploadsPerUser = 2
+    /// Uploads this replica holds at once, everyone's together: a bound on the bodies in memory.
+    public var uploadsInFlight = 16
     /// bubblewrap's namespaces around each worker, or only its limits (where user namespaces
     /// are not allowed: a container that is itself the boundary).
     public var isolation = PhotoSandbox.Isolation.bubblewrap

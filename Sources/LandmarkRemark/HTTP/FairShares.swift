@@ -14,6 +14,8 @@ import Postgres
 /// - Password hashing: per client address and per tenant.
 /// - Photo decoding: one upload at a time per user, and per tenant all workers but one (with
 ///   one worker, that one), so that one tenant's flood of uploads leaves a worker to the others.
+/// - Photo uploads in flight (a body being read, up to 15 MB, or waiting to be decoded): a few
+///   per user, and a bound for the replica, taken before the body is read.
 ///
 /// Past its share a caller waits, in arrival order, up to `LR_SHARE_QUEUE_TIMEOUT_MS`, then
 /// gets `429 rate_limited` with `Retry-After`.
@@ -26,6 +28,9 @@ struct FairShares: Sendable {
     let hashing: KeyedLimiter<String>
     let photosPerTenant: Int
     let photos: KeyedLimiter<String>
+    let uploadsPerUser: Int
+    let uploadsInFlight: Int
+    let uploads: KeyedLimiter<String>
 
     init(configuration: AppConfiguration) {
         func share(_ percent: Int, of total: Int) -> Int { max(1, total * percent / 100) }
@@ -37,6 +42,9 @@ struct FairShares: Sendable {
         hashing = KeyedLimiter(queueTimeout: configuration.shares.queueTimeout)
         photosPerTenant = max(1, configuration.photos.workers - 1)
         photos = KeyedLimiter(queueTimeout: configuration.shares.queueTimeout)
+        uploadsPerUser = configuration.photos.uploadsPerUser
+        uploadsInFlight = configuration.photos.uploadsInFlight
+        uploads = KeyedLimiter(queueTimeout: configuration.shares.queueTimeout)
     }
 
     /// Who the current request is, for its shares; set by `FairShareMiddleware`.
@@ -91,6 +99,20 @@ struct FairShares: Sendable {
             + (claimant.tenant.map { [.init("tenant:" + $0, limit: photosPerTenant)] } ?? [])
         try await Self.admit { try await photos.acquire(claims) }
         defer { photos.release(claims) }
+        return try await body()
+    }
+
+    /// Photo uploads this replica admitted and has not finished (`withUploadShare`).
+    var photoUploadsInFlight: Int { uploads.inFlight("replica") }
+
+    /// Runs a photo upload (reading its body, then the rest) within the current request's
+    /// share of uploads in flight and the replica's bound.
+    func withUploadShare<T>(_ body: () async throws -> T) async throws -> T {
+        guard let claimant = Self.claimant else { return try await body() }
+        let claims = (claimant.user.map { [KeyedLimiter<String>.Claim($0, limit: uploadsPerUser)] } ?? [])
+            + [.init("replica", limit: uploadsInFlight)]
+        try await Self.admit { try await uploads.acquire(claims) }
+        defer { uploads.release(claims) }
         return try await body()
     }
 

@@ -12,6 +12,7 @@ struct OperationsController {
     let events: EventHub
     let registry: PrometheusCollectorRegistry
     let photoWorkers: PhotoWorkers
+    let shares: FairShares
     let moderation = ModerationGauges()
     let photos = PhotoGauges()
 
@@ -69,7 +70,7 @@ struct OperationsController {
             .set(Int64(events.polls))
         do {
             try await moderation.update(registry, pool: pool)
-            try await photos.update(registry, pool: pool, workers: photoWorkers)
+            try await photos.update(registry, pool: pool, workers: photoWorkers, uploads: shares.photoUploadsInFlight)
         } catch {
             // The other figures still help while the database does not answer.
             context.logger.warning("reading the moderation and photo figures failed", metadata: ["error": .string(String(reflecting: error))])

@@ -5,14 +5,17 @@ import Synchronization
 
 /// Photos on `/metrics`: per tenant, what it stores (`lr_photos_stored`,
 /// `lr_photo_bytes_stored`), read at scrape time like the moderation figures; and on this
-/// replica, the uploads being decoded or waiting for a worker (`lr_photo_jobs_in_flight`)
+/// replica, the uploads admitted (`lr_photo_uploads_in_flight`: their bodies are in memory or
+/// on their way), those being decoded or waiting for a worker (`lr_photo_jobs_in_flight`)
 /// and the CPU the workers used (`lr_photo_worker_cpu_seconds_total`).
 final class PhotoGauges: Sendable {
     private let shown = Mutex<Set<String>>([])
     /// The workers' CPU already added to the counter.
     private let countedCPU = Mutex(Duration.zero)
 
-    func update(_ registry: PrometheusCollectorRegistry, pool: PostgresPool, workers: PhotoWorkers) async throws {
+    func update(_ registry: PrometheusCollectorRegistry, pool: PostgresPool, workers: PhotoWorkers, uploads: Int) async throws {
+        registry.makeGauge(name: "lr_photo_uploads_in_flight", labels: [], help: "Photo uploads on this replica past their share: bodies being read, waiting for a worker or decoding")
+            .set(Int64(uploads))
         registry.makeGauge(name: "lr_photo_jobs_in_flight", labels: [], help: "Photo uploads being decoded or waiting for a worker on this replica")
             .set(Int64(workers.inFlight))
         let cpu = workers.cpu

@@ -9,6 +9,8 @@ import Photos
 struct PhotosController {
     let photos: PhotoService
     let maxBytes: Int
+    /// Uploads in flight per user and per replica, taken before a body is read.
+    let shares: FairShares
 
     /// Mounted at `/v1/notes`, beside `NotesController`'s routes.
     var noteEndpoints: RouteCollection<AppRequestContext> {
@@ -44,13 +46,17 @@ struct PhotosController {
         var request = request
         let identity = try context.requireIdentity()
         let key = try IdempotencyKey.parse(request.headers)
-        let bytes: [UInt8]
-        do {
-            bytes = Array(buffer: try await request.collectBody(upTo: maxBytes))
-        } catch is NIOTooManyBytesError {
-            throw PhotoError.tooManyBytes(limit: maxBytes)
+        // The body (up to 15 MB) is read only within the caller's share of uploads in flight:
+        // one account's many connections cannot fill the replica's memory with bodies.
+        return try await shares.withUploadShare {
+            let bytes: [UInt8]
+            do {
+                bytes = Array(buffer: try await request.collectBody(upTo: maxBytes))
+            } catch is NIOTooManyBytesError {
+                throw PhotoError.tooManyBytes(limit: maxBytes)
+            }
+            return try await photos.upload(bytes, to: holder, by: identity, key: key, logger: context.logger)
         }
-        return try await photos.upload(bytes, to: holder, by: identity, key: key, logger: context.logger)
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
