@@ -7,6 +7,7 @@ extension AppError {
     init?(domain error: any Error) {
         switch error {
         case let error as NoteError: self = Self.problem(for: error)
+        case let error as IdempotencyError: self = Self.problem(for: error)
         case let error as PlaceError: self = Self.problem(for: error)
         case let error as AccountError: self = Self.problem(for: error)
         case let error as TenantError: self = Self.problem(for: error)
@@ -35,11 +36,16 @@ extension AppError {
                 detail: "If-Match does not match the note's current ETag; fetch the note again")
         case .unknownPlace: .validation(field: "place_id", "is not a place")
         case .unknownAuthor: .notFound("user")
-        case .idempotencyKeyReused:
+        }
+    }
+
+    private static func problem(for error: IdempotencyError) -> AppError {
+        switch error {
+        case .keyReused:
             AppError(
                 .unprocessableContent, code: "idempotency_key_reused", title: "Idempotency key reused",
                 detail: "this Idempotency-Key was used with a different request; use a new key for a new request")
-        case .idempotencyInProgress:
+        case .inProgress:
             AppError(
                 .conflict, code: "idempotency_in_progress", title: "Idempotent request in progress",
                 detail: "the first request with this Idempotency-Key is still running; retry shortly")

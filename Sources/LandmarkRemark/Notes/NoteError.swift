@@ -10,8 +10,4 @@ enum NoteError: Error, Equatable {
     case unknownPlace
     /// `/v1/users/{username}/notes` names no active user.
     case unknownAuthor
-    /// An `Idempotency-Key` came back with a different request.
-    case idempotencyKeyReused
-    /// The first request with this `Idempotency-Key` is still running.
-    case idempotencyInProgress
 }

@@ -40,7 +40,7 @@ struct NotesController {
     /// One note, if the caller may see it; `304` when `If-None-Match` has its tag.
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        let response = NoteResponse(try await notes.find(try Self.noteID(context), for: identity, logger: context.logger))
+        let response = NoteResponse(try await notes.find(try context.resourceID(else: NoteError.notFound), for: identity, logger: context.logger))
         if EntityTag.noneMatchHits(request.headers[.ifNoneMatch], current: response.entityTag) {
             return Response(status: .notModified, headers: [.eTag: response.entityTag])
         }
@@ -51,7 +51,7 @@ struct NotesController {
     @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> NoteResponse {
         var request = request
         let identity = try context.requireIdentity()
-        let id = try Self.noteID(context)
+        let id = try context.resourceID(else: NoteError.notFound)
         let patch = try await request.decode(NotePatch.self, context: context, limit: bodyLimit)
         return try await notes.update(id, with: patch, by: identity, ifMatch: request.headers[.ifMatch], logger: context.logger)
     }
@@ -59,7 +59,7 @@ struct NotesController {
     /// Deletes a note; only the author.
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
-        try await notes.delete(try Self.noteID(context), by: identity, ifMatch: request.headers[.ifMatch], logger: context.logger)
+        try await notes.delete(try context.resourceID(else: NoteError.notFound), by: identity, ifMatch: request.headers[.ifMatch], logger: context.logger)
         return .noContent
     }
 
@@ -87,13 +87,5 @@ struct NotesController {
         let identity = try context.requireIdentity()
         var parameters = try QueryParameters(query: request.uri.query)
         return try await notes.clusters(try NoteClusters(&parameters), for: identity, logger: context.logger)
-    }
-
-    // MARK: - Request parts
-
-    /// A malformed id names no note the caller could see: `404`, like a missing one.
-    private static func noteID(_ context: AppRequestContext) throws -> Int64 {
-        guard let text = context.parameters.get("id"), let id = ResourceID.parse(text) else { throw NoteError.notFound }
-        return id
     }
 }

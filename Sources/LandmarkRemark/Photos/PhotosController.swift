@@ -35,11 +35,11 @@ struct PhotosController {
     /// The body is the image's bytes (see the contract for why not multipart); what it is, is
     /// decided by its bytes, so its `Content-Type` is not looked at.
     @Sendable func upload(_ request: Request, context: AppRequestContext) async throws -> StoredJSONResponse {
-        try await upload(request, to: .note(try Self.id("id", context, else: NoteError.notFound)), context: context)
+        try await upload(request, to: .note(try context.resourceID(else: NoteError.notFound)), context: context)
     }
 
     @Sendable func uploadToPlace(_ request: Request, context: AppRequestContext) async throws -> StoredJSONResponse {
-        try await upload(request, to: .place(try Self.id("id", context, else: PlaceError.notFound)), context: context)
+        try await upload(request, to: .place(try context.resourceID(else: PlaceError.notFound)), context: context)
     }
 
     private func upload(_ request: Request, to holder: PhotoHolder, context: AppRequestContext) async throws -> StoredJSONResponse {
@@ -60,16 +60,16 @@ struct PhotosController {
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
-        try await delete(from: .note(try Self.id("id", context, else: NoteError.notFound)), context: context)
+        try await delete(from: .note(try context.resourceID(else: NoteError.notFound)), context: context)
     }
 
     @Sendable func deleteFromPlace(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
-        try await delete(from: .place(try Self.id("id", context, else: PlaceError.notFound)), context: context)
+        try await delete(from: .place(try context.resourceID(else: PlaceError.notFound)), context: context)
     }
 
     private func delete(from holder: PhotoHolder, context: AppRequestContext) async throws -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
-        let photoID = try Self.id("photo_id", context, else: PhotoRefusal.notFound)
+        let photoID = try context.resourceID("photo_id", else: PhotoRefusal.notFound)
         try await photos.delete(photoID, from: holder, by: identity, logger: context.logger)
         return .noContent
     }
@@ -83,7 +83,7 @@ struct PhotosController {
     /// the header, so with the same check) only when it has not kept them.
     @Sendable func variant(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        let photoID = try Self.id("photo_id", context, else: PhotoRefusal.notFound)
+        let photoID = try context.resourceID("photo_id", else: PhotoRefusal.notFound)
         guard let size = context.parameters.get("variant").flatMap(PhotoSize.init(rawValue:)) else { throw PhotoRefusal.notFound }
         let accelerated = request.headers[.photoAccel] == "1"
         let (sha256, data) = try await photos.variant(
@@ -99,12 +99,6 @@ struct PhotosController {
             return Response(status: .ok, headers: headers)
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
-    /// A malformed id names nothing the caller could see: `404`, like a missing one.
-    private static func id(_ name: String, _ context: AppRequestContext, else missing: some Error) throws -> Int64 {
-        guard let text = context.parameters.get(name), let id = ResourceID.parse(text) else { throw missing }
-        return id
     }
 }
 

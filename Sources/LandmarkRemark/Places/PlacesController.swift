@@ -30,26 +30,20 @@ struct PlacesController {
     }
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Place {
-        try await places.find(try Self.id(context), for: try context.requireIdentity(), logger: context.logger)
+        try await places.find(try context.resourceID(else: PlaceError.notFound), for: try context.requireIdentity(), logger: context.logger)
     }
 
     /// Renames a custom place; only its creator may, and default places not at all.
     @Sendable func rename(_ request: Request, context: AppRequestContext) async throws -> Place {
         var request = request
         let identity = try context.requireIdentity()
-        let id = try Self.id(context)
+        let id = try context.resourceID(else: PlaceError.notFound)
         let body = try await request.decode(PlaceRename.self, context: context, limit: bodyLimit)
         return try await places.rename(id, to: body.name, by: identity, logger: context.logger)
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> HTTPResponse.Status {
-        try await places.delete(try Self.id(context), by: try context.requireIdentity(), logger: context.logger)
+        try await places.delete(try context.resourceID(else: PlaceError.notFound), by: try context.requireIdentity(), logger: context.logger)
         return .noContent
-    }
-
-    /// A malformed id names no place: `404`, like an id of another tenant.
-    private static func id(_ context: AppRequestContext) throws -> Int64 {
-        guard let id = context.parameters.get("id").flatMap(ResourceID.parse) else { throw PlaceError.notFound }
-        return id
     }
 }

@@ -26,9 +26,8 @@ struct ModerationController {
     @Sendable func decide(_ request: Request, context: AppRequestContext) async throws -> ModerationLogEntry {
         var request = request
         let identity = try context.requireIdentity()
-        guard let type = context.parameters.get("type").flatMap(ReportTargetType.init(rawValue:)),
-              let id = context.parameters.get("id").flatMap(ResourceID.parse)
-        else { throw AppError.notFound("target") }
+        guard let type = context.parameters.get("type").flatMap(ReportTargetType.init(rawValue:)) else { throw AppError.notFound("target") }
+        let id = try context.resourceID(else: AppError.notFound("target"))
         let decision = try await request.decode(ModerationDecision.self, context: context, limit: bodyLimit)
         return try await moderation.decide(decision, on: ReportTarget(type: type, id: id), by: identity, logger: context.logger)
     }

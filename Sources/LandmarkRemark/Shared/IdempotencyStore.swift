@@ -7,7 +7,7 @@ import Postgres
 ///    transaction of its own (`NoteService.create` commits it before the work), so a
 ///    concurrent duplicate (on any replica) finds it at once.
 ///    It finds instead, when the key is taken: a different request
-///    (`NoteError.idempotencyKeyReused`), the first still running (`.idempotencyInProgress`),
+///    (`IdempotencyError.keyReused`), the first still running (`.inProgress`),
 ///    or the stored response to replay.
 /// 2. The caller does the work and, in the same transaction as the work, `complete`s the
 ///    claim with the response, so a note exists exactly when its response is stored.
@@ -73,13 +73,13 @@ struct IdempotencyStore: Sendable {
             """)
         guard let row = existing.first else { return nil }
         let (hash, status, body, location) = try row.decode((PostgresBytes, Int?, String?, String?).self)
-        guard hash.bytes == fingerprint else { throw NoteError.idempotencyKeyReused }
-        guard let status, let body else { throw NoteError.idempotencyInProgress }
+        guard hash.bytes == fingerprint else { throw IdempotencyError.keyReused }
+        guard let status, let body else { throw IdempotencyError.inProgress }
         return .replay(Replay(status: status, body: body, location: location))
     }
 
     /// Stores the response on the claim, inside the transaction that did the work.
-    /// Throws `NoteError.idempotencyInProgress` when the claim is no longer ours, which rolls the work back.
+    /// Throws `IdempotencyError.inProgress` when the claim is no longer ours, which rolls the work back.
     func complete(
         _ claim: Claim, status: Int, body: String, location: String?, tenantID: Int64, userID: Int64, on connection: PostgresConnection
     ) async throws {
@@ -90,7 +90,7 @@ struct IdempotencyStore: Sendable {
               AND created_at = timestamptz 'epoch' + \(claim.claimedMicros) * interval '1 microsecond'
               AND response_status IS NULL
             """)
-        guard updated.affectedRows == 1 else { throw NoteError.idempotencyInProgress }
+        guard updated.affectedRows == 1 else { throw IdempotencyError.inProgress }
     }
 
     /// Gives the key back after the work failed.

@@ -10,7 +10,7 @@ struct IdempotentCreates: Sendable {
 
     /// Runs `work` in a transaction of `tenantID`'s; with a `key`, a retry with the same
     /// `fingerprint` gets the first response instead (`replayed`), one with another is
-    /// `NoteError.idempotencyKeyReused`.
+    /// `IdempotencyError.keyReused`.
     func run(
         key: String?, fingerprint: [UInt8], tenantID: Int64, userID: Int64, logger: Logger,
         _ work: (PostgresConnection) async throws -> StoredJSONResponse
@@ -50,6 +50,6 @@ struct IdempotentCreates: Sendable {
             }
             if let outcome { return outcome }
         }
-        throw NoteError.idempotencyInProgress
+        throw IdempotencyError.inProgress
     }
 }

@@ -8,3 +8,12 @@ enum ResourceID {
         return value
     }
 }
+
+extension AppRequestContext {
+    /// The id a path parameter names. A malformed one names nothing the caller could see, so
+    /// it is `missing` (a `404`), like an id of another tenant.
+    func resourceID(_ parameter: String = "id", else missing: some Error) throws -> Int64 {
+        guard let id = parameters.get(parameter).flatMap(ResourceID.parse) else { throw missing }
+        return id
+    }
+}
