@@ -12,8 +12,8 @@ import urllib.request
 from selenium.webdriver.common.by import By
 
 from support import (
-    BASE_URL, TENANT, BrowserTestCase, User, click, displayed, http, isolated_spot, js, offset, ok, open_app_as,
-    open_popup, show_panel, text_of, wait_dialog, wait_until,
+    BASE_URL, TENANT, BrowserTestCase, User, click, displayed, http, isolated_spot, js, make_moderator, offset, ok,
+    open_app_as, open_popup, run_admin, show_panel, text_of, wait_dialog, wait_until,
 )
 
 _FILES = []
@@ -119,3 +119,35 @@ class PhotosTests(BrowserTestCase):
         wait_dialog(driver, "#photo-dialog")
         wait_until(driver, lambda d: natural_width(d, "#photo-frame img") == 900, "the viewer does not show the place's photo")
         self.assertTrue(displayed(driver, "#photo-delete"), "the creator may delete it")
+
+    def test_a_moderator_adds_photos_to_a_default_place_and_others_are_not_offered_it(self):
+        here = isolated_spot()
+        spot = offset(here, north_m=40)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+            json.dump([{"name": "Harbour lookout (default)", "lat": spot[0], "lng": spot[1]}], handle)
+        run_admin("places", "import", "--tenant", TENANT, handle.name)
+        os.unlink(handle.name)
+        visitor = User.sign_up("lookoutvisitor")
+        place = next(p for p in visitor.places(near=f"{spot[0]},{spot[1]}", limit=5) if p["name"] == "Harbour lookout (default)")
+        self.assertEqual(place["kind"], "default")
+        entry = f'#place-list li.place-item[data-place-id="{place["id"]}"] .place-open'
+
+        # Someone who does not moderate sees the place but no way to add photos to it.
+        driver = open_app_as(self, visitor, here)
+        show_panel(driver, "places")
+        click(driver, entry)
+        wait_until(driver, lambda d: displayed(d, "#place-detail"), "the place's notes did not open")
+        self.assertEqual(driver.find_elements(By.CSS_SELECTOR, "#place-photos .photo-add"), [], "offered to a non-moderator")
+
+        moderator = User.sign_up("lookoutmoderator")
+        make_moderator(self, moderator)
+        driver = open_app_as(self, moderator, here)
+        show_panel(driver, "places")
+        click(driver, entry)
+        wait_until(driver, lambda d: displayed(d, "#place-photos .photo-add"), "a moderator is not offered to add a photo")
+        driver.find_element(By.CSS_SELECTOR, "#place-photos .photo-input:not([capture])").send_keys(photo_file("camera.jpg"))
+        wait_until(driver, lambda d: "Photo added." in (text_of(d, "#announcer") or ""), "the upload was not announced")
+        photos = ok(http("GET", f"/v1/places/{place['id']}", token=visitor.token), 200)["photos"]
+        self.assertEqual(len(photos), 1, "everyone sees the default place's photo")
+        thumb = f'#place-list li.place-item[data-place-id="{place["id"]}"] .photo-thumb img'
+        wait_until(driver, lambda d: natural_width(d, thumb) == 192, "the place's entry does not show its thumbnail")

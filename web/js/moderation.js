@@ -53,6 +53,11 @@ function setModerator(on) {
   $('#moderation-button').hidden = !on;
 }
 
+/** Whether the signed-in user moderates this tenant (GET /v1/me said so). */
+export function isModerator() {
+  return document.body.dataset.moderator === 'true';
+}
+
 /** After signing in: the Moderation button for moderators only. */
 export function setup(me) {
   setModerator(me.moderator === true);

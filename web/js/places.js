@@ -8,6 +8,7 @@ import * as safety from './safety.js';
 import * as session from './session.js';
 import * as terms from './terms.js';
 import * as photos from './photos.js';
+import { isModerator } from './moderation.js';
 import { $, el } from './dom.js';
 import { coords, distanceHint } from './format.js';
 import { distanceMetres, nearParam } from './geo.js';
@@ -40,8 +41,8 @@ export function init(dependencies) {
     pending = null;
   });
   $('#place-detail-close').addEventListener('click', () => closeDetail());
-  // A place's photos: a custom place's creator adds them here (a default place's come from
-  // the tenant's moderators, through the API).
+  // A place's photos: a custom place's creator adds them, and the tenant's moderators a
+  // default place's (the service decides; this only offers the buttons to those it allows).
   photos.registerKind('place', {
     current: (id) => known.get(id),
     path: (id) => `/v1/places/${encodeURIComponent(id)}`,
@@ -53,7 +54,7 @@ export function init(dependencies) {
       render();
       renderPhotos();
     },
-    mine: (place) => place.kind === 'custom' && place.created_by?.id === session.current()?.user?.id,
+    mine: (place) => (place.kind === 'custom' ? place.created_by?.id === session.current()?.user?.id : isModerator()),
   });
   $('#place-report').addEventListener('click', () => reportSelected());
   store.on('put', ({ note }) => notePut(note));
