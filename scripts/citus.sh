@@ -75,7 +75,8 @@ join_workers() {
     done
     # Created through Citus, on every node, and recorded as distributed (postgres.sh).
     coordinator_sql "CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS pg_trgm;
-        CREATE EXTENSION IF NOT EXISTS btree_gist; CREATE EXTENSION IF NOT EXISTS btree_gin;" 2>/dev/null
+        CREATE EXTENSION IF NOT EXISTS btree_gist; CREATE EXTENSION IF NOT EXISTS btree_gin;
+        CREATE EXTENSION IF NOT EXISTS unaccent;" 2>/dev/null
 }
 
 start() {

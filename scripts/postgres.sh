@@ -97,7 +97,7 @@ SQL
     # migration's CREATE EXTENSION IF NOT EXISTS then finds it there. template1
     # gets it too, so databases the tests create have it as well.
     for database in $databases; do
-        create_extensions "$database" postgis pg_trgm btree_gist btree_gin
+        create_extensions "$database" postgis pg_trgm btree_gist btree_gin unaccent
     done
 }
 

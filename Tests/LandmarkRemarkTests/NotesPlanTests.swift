@@ -9,7 +9,7 @@ import Testing
 ///
 /// Not on Citus (`make test-citus`): there a shard is read as the service's role, so its
 /// row-level security policy applies, and PostgreSQL will not use a condition that is not
-/// leakproof (`&&`, `ILIKE`) as an index condition beneath a policy. The statements route
+/// leakproof (`&&`, `LIKE`) as an index condition beneath a policy. The statements route
 /// and answer the same (CitusRoutingTests and the rest of the suite), but some take other
 /// plans; docs/operations.md ("Running on Citus") and the benchmark report say what it costs.
 @Suite(.timeLimit(.minutes(3)), .disabled(if: CitusRoutingTests.onCitus, "single-server plans; see the comment above"))
@@ -126,7 +126,7 @@ struct NotesPlanTests {
 
         for query in ["q=lighthouse&in=body", "q=lighthouse", "q=LightHouse&in=body&author=others"] {
             let search = try await Self.plan(query, tenantID: tenantID, viewerID: viewerID)
-            #expect(search.contains("Bitmap Index Scan on notes_body_trgm"), "\(query)\n\(search)")
+            #expect(search.contains("Bitmap Index Scan on notes_body_folded_trgm"), "\(query)\n\(search)")
         }
 
         let viewport = try await Self.plan("bbox=151.0,-33.9,151.1,-33.8", tenantID: tenantID, viewerID: viewerID)
@@ -246,12 +246,12 @@ struct NotesPlanTests {
         // trigram index finds them all.
         let burst = try await Self.plan("q=coffee note 999&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.branchesRun(burst) == ["walked", "further", "matches"], "\(burst)")
-        #expect(Self.cte(burst, "matches").contains("Bitmap Index Scan on notes_body_trgm (actual rows="), "\(burst)")
+        #expect(Self.cte(burst, "matches").contains("Bitmap Index Scan on notes_body_folded_trgm (actual rows="), "\(burst)")
 
         // One note in 5,000: the trigram index.
         let rare = try await Self.plan("q=lighthouse&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.branchesRun(rare) == ["walked", "matches"], "\(rare)")
-        #expect(Self.cte(rare, "matches").contains("Bitmap Index Scan on notes_body_trgm (actual rows="), "\(rare)")
+        #expect(Self.cte(rare, "matches").contains("Bitmap Index Scan on notes_body_folded_trgm (actual rows="), "\(rare)")
 
         // A rare word in a box that holds every note: planned for its values (not prepared),
         // it is found through the trigram index, not by reading the whole box.
@@ -260,7 +260,7 @@ struct NotesPlanTests {
                 "a word in a box is planned per query")
         let boxed = try await Self.plan("bbox=150.1,-34.9,152.3,-32.7&q=lighthouse&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.branchesRun(boxed) == ["walked", "matches"], "\(boxed)")
-        #expect(Self.cte(boxed, "matches").contains("Bitmap Index Scan on notes_body_trgm (actual rows="), "\(boxed)")
+        #expect(Self.cte(boxed, "matches").contains("Bitmap Index Scan on notes_body_folded_trgm (actual rows="), "\(boxed)")
 
         for query in ["q=coffee&in=body", "q=977&in=body", "q=coffee%20note%20999&in=body", "q=lighthouse&in=body",
                       "q=lighthouse", "q=977&in=body&limit=3", "q=977&in=body&limit=20", "q=planner7"] {
@@ -288,12 +288,12 @@ struct NotesPlanTests {
         let walked = Self.section(common, from: "CTE by_walk", to: "CTE by_filter")
         #expect(walked.contains("Index Scan using notes_location on notes"), "\(common)")
         #expect(!walked.contains("never executed"), "the walk answered\n\(common)")
-        #expect(!Self.section(common, from: "CTE by_filter").contains("notes_body_trgm (actual rows="), "\(common)")
+        #expect(!Self.section(common, from: "CTE by_filter").contains("notes_body_folded_trgm (actual rows="), "\(common)")
 
         let rare = try await Self.plan(
             "near=-33.8,151.2&radius_m=10000&q=lighthouse&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.section(rare, from: "CTE candidates", to: "CTE sphere_nearest").contains("notes_location"), "\(rare)")
-        #expect(Self.section(rare, from: "CTE by_filter").contains("Bitmap Index Scan on notes_body_trgm (actual rows="), "\(rare)")
+        #expect(Self.section(rare, from: "CTE by_filter").contains("Bitmap Index Scan on notes_body_folded_trgm (actual rows="), "\(rare)")
 
         let mine = try await Self.plan("near=-33.8,151.2&author=me", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.section(mine, from: "CTE by_filter").contains("notes_author_newest"), "\(mine)")

@@ -21,8 +21,6 @@ struct NoteFilters: Sendable {
         let field: SearchField
         /// The users whose names match, once `NoteStore.resolvingUsernames` has looked them up.
         var userIDs: [Int64]?
-
-        var pattern: String { text.likePattern }
     }
 
     var near: GeoPoint?
@@ -41,7 +39,7 @@ struct NoteFilters: Sendable {
             guard let parsedField = SearchField(rawValue: field ?? "all") else {
                 throw AppError.malformed("in must be all, body or username")
             }
-            // ILIKE '%…%' over note bodies is served by the trigram index only when q holds a
+            // LIKE '%…%' over folded note bodies is served by the trigram index only when q holds a
             // trigram; without one every note of the tenant is read and re-checked (0.35 s for `qj`,
             // 1.5 s for 100 `%` on 300,000 notes). Usernames are few: any q is cheap there.
             guard parsedField == .username || text.hasTrigram else {

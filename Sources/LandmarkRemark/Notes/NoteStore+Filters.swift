@@ -42,7 +42,7 @@ extension NoteStore {
     }
 
     /// Finds the users whose names contain `q`, when the search looks at usernames,
-    /// with `ILIKE` over the users' trigram index. Doing it first, as its own statement,
+    /// over the users' trigram index (of their folded names). Doing it first, as its own statement,
     /// hands the note query their ids as a value: planned for that value, `user_id =
     /// ANY(ids)` is estimated exactly (often: no one), where a subquery's result is a
     /// guess that can talk the planner out of the body's trigram index.
@@ -53,7 +53,7 @@ extension NoteStore {
         // pays 0.2-1.2 ms to plan it again (bench/results/2026-11-23-full.md).
         let query: PostgresQuery = """
             SELECT u.id FROM tenant_users u
-            WHERE u.tenant_id = \(tenantID) AND u.username ILIKE \(search.pattern)
+            WHERE u.tenant_id = \(tenantID) AND \(search.text.matches("u.username_folded"))
             """
         search.userIDs = try await connection.query(query).map { try $0.decode(Int64.self, column: 0) }
         var resolved = filters
@@ -61,12 +61,12 @@ extension NoteStore {
         return resolved
     }
 
-    /// Substring search: `ILIKE '%…%'` on the body is answered by the pg_trgm GIN index
-    /// on `(tenant_id, body)`; usernames were matched beforehand (`resolved`), and their
+    /// Substring search, folded (`SearchText.matches`): `LIKE '%…%'` on the folded body is
+    /// answered by the pg_trgm GIN index on `(tenant_id, body_folded)`; usernames were matched beforehand (`resolved`), and their
     /// notes are found through the `(tenant_id, user_id, …)` index. For `in=all` the
     /// planner ORs the two bitmap scans.
     private static func searchCondition(_ search: NoteFilters.Search, tenantID: Int64) -> PostgresQuery {
-        let body: PostgresQuery = "n.body ILIKE \(search.pattern)"
+        let body = search.text.matches("n.body_folded")
         let username: PostgresQuery
         switch search.userIDs {
         case .some(let ids) where ids.isEmpty:
@@ -78,7 +78,7 @@ extension NoteStore {
             // Unresolved (no caller should leave it so): the same match as a subquery, right if planned blind.
             username = """
                 n.user_id = ANY (ARRAY(SELECT su.id FROM tenant_users su
-                                       WHERE su.tenant_id = \(tenantID) AND su.username ILIKE \(search.pattern)))
+                                       WHERE su.tenant_id = \(tenantID) AND \(search.text.matches("su.username_folded"))))
                 """
         }
         switch search.field {

@@ -19,7 +19,7 @@ extension NoteStore {
     /// author (a foreign key), so the join never drops a row.
     ///
     /// With a viewport or a text search the planner cannot tell how many notes match: PostGIS
-    /// estimates a box from a coarse grid (notes crowd into cities), and an ILIKE pattern is
+    /// estimates a box from a coarse grid (notes crowd into cities), and a LIKE pattern is
     /// estimated from a 100-entry sample of bodies, so a rare word that happens to be in it
     /// looks like 1 note in 100. Each wrong guess is costly: sorting every note of a dense
     /// city (1 s on the benchmark's London), or walking a year of notes for a rare word

@@ -6,7 +6,7 @@ import Synchronization
 /// `NoteStore.statement` builds, installed by `landmark-remark distribute` as a function of
 /// its own (`PostgresStatementFunction`, migration 0022) delegated to the tenant's worker,
 /// where it reads as its owner through the indexes. Routed as text, the statement would read
-/// beneath the shard's row-level policy, which keeps `ST_DWithin` and `ILIKE` out of the
+/// beneath the shard's row-level policy, which keeps `ST_DWithin` and `LIKE` out of the
 /// indexes (an unfiltered nearest page read every note of the shard, 148 ms at 100,000
 /// notes; a rare word 103 ms).
 ///

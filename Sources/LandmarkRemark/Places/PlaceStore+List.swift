@@ -19,12 +19,12 @@ extension PlaceStore {
         return query
     }
 
-    /// What `viewer` may see (`Audience`) and the filters, over `p`; ILIKE on the name is served by the trigram index on (tenant_id, name).
+    /// What `viewer` may see (`Audience`) and the filters, over `p`; the name's search by the trigram index on (tenant_id, name_folded).
     private static func condition(_ filters: MapFilters, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         var sql: PostgresQuery = "p.tenant_id = \(tenantID) AND \(Audience.seesPlace("p", tenantID: tenantID, viewerID: viewerID))"
         if let near = filters.near, let radius = filters.radius { sql.append("\n  AND ST_DWithin(p.location, \(near.geography), \(radius))") }
         if let bbox = filters.bbox { sql.append("\n  AND \(bbox.condition(location: "p.location::geometry"))") }
-        if let search = filters.search { sql.append("\n  AND p.name ILIKE \(search.likePattern)") }
+        if let search = filters.search { sql.append("\n  AND \(search.matches("p.name_folded"))") }
         return sql
     }
 

@@ -1,19 +1,18 @@
-/// The text of a `q` parameter: a substring to find, ignoring case, in note bodies,
+import Postgres
+
+/// The text of a `q` parameter: a substring to find, ignoring case, accents and width, in note bodies,
 /// usernames or place names.
 struct SearchText: Sendable, Equatable {
     static let maximumLength = 100
 
     let text: String
 
-    /// `%text%` for ILIKE, with `\`, `%` and `_` escaped so they match themselves
-    /// (backslash is LIKE's default escape character).
-    var likePattern: String {
-        var escaped = "%"
-        for character in text {
-            if character == "\\" || character == "%" || character == "_" { escaped.append("\\") }
-            escaped.append(character)
-        }
-        return escaped + "%"
+    /// Whether `column` (a folded one: `body_folded`, `username_folded`, `name_folded`) holds
+    /// the text: both sides folded alike (case, accents, width: `search_fold`, migration 0033),
+    /// `%`, `_` and `\` matching themselves. The text is a bound parameter; the database folds
+    /// it, so there is one definition of folding, and the trigram index on the column serves it.
+    func matches(_ column: PostgresQuery) -> PostgresQuery {
+        "\(column) LIKE search_pattern(\(text))"
     }
 
     /// Whether the text has a run of 3 letters or digits: what pg_trgm makes index trigrams of.
