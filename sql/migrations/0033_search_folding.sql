@@ -12,7 +12,16 @@
 -- with the server package, and an upgrade that changed them would call for a REINDEX and
 -- an UPDATE of the folded columns (docs/operations.md, Upgrading). Declared IMMUTABLE so
 -- that stored columns and indexes may use it, as unaccent's own documentation suggests.
-CREATE EXTENSION IF NOT EXISTS unaccent;
+-- Made here by the owner where a superuser has not made it already (it is a trusted
+-- extension); looked up first, because Citus refuses even CREATE EXTENSION IF NOT EXISTS
+-- from a role that does not own the existing one.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'unaccent') THEN
+        CREATE EXTENSION unaccent;
+    END IF;
+END
+$$;
 
 CREATE FUNCTION search_fold(t text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
