@@ -28,7 +28,7 @@ struct PhotoService: Sendable {
         // replays below.
         do {
             try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
-                _ = try check(try await photos.lockForPhoto(holder, tenantID: tenantID, viewerID: userID, on: connection), holder)
+                _ = try check(try await photos.photoTarget(holder, tenantID: tenantID, viewerID: userID, locking: false, on: connection), holder)
                 try await checkQuotas(adding: 1, tenantID: tenantID, userID: userID, on: connection)
             }
         } catch PhotoRefusal.tooManyPhotos where key != nil {
@@ -47,7 +47,7 @@ struct PhotoService: Sendable {
         }
         let fingerprint = Tokens.sha256(Array("\(holder):".utf8) + bytes)
         return try await creates.run(key: key, fingerprint: fingerprint, tenantID: tenantID, userID: userID, logger: logger) { connection in
-            let current = try check(try await photos.lockForPhoto(holder, tenantID: tenantID, viewerID: userID, on: connection), holder)
+            let current = try check(try await photos.photoTarget(holder, tenantID: tenantID, viewerID: userID, on: connection), holder)
             // Checked again with the photo's own size. Two uploads at once may both pass and
             // overshoot a quota by one photo each: a user uploads one at a time (their share
             // of the workers), and a tenant's quota is not worth a lock every upload waits on.
@@ -75,7 +75,7 @@ struct PhotoService: Sendable {
     func delete(_ photoID: Int64, from holder: PhotoHolder, by identity: Identity, logger: Logger) async throws {
         try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
             let current = try Self.photos(
-                of: try await photos.lockForPhoto(holder, tenantID: identity.tenantID, viewerID: identity.userID, on: connection), holder)
+                of: try await photos.photoTarget(holder, tenantID: identity.tenantID, viewerID: identity.userID, on: connection), holder)
             guard try await photos.delete(tenantID: identity.tenantID, from: holder, photoID: photoID, current: current, on: connection) else {
                 throw PhotoRefusal.notFound
             }

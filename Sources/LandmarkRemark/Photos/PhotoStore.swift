@@ -19,9 +19,13 @@ struct PhotoStore: Sendable {
         case notAuthor
     }
 
-    /// Locks what the photo is (to be) on and says whether `viewer` may add or remove its
-    /// photos: a note's author; a custom place's creator, a default place's moderators.
-    func lockForPhoto(_ holder: PhotoHolder, tenantID: Int64, viewerID: Int64, on connection: some PostgresQuerying) async throws -> Target {
+    /// Says whether `viewer` may add or remove the photos of what a photo is (to be) on: a
+    /// note's author; a custom place's creator, a default place's moderators. `locking`, it
+    /// stays locked until the transaction ends; without, it is only a look (the check before
+    /// a decode, which the store's own transaction repeats with the lock).
+    func photoTarget(
+        _ holder: PhotoHolder, tenantID: Int64, viewerID: Int64, locking: Bool = true, on connection: some PostgresQuerying
+    ) async throws -> Target {
         switch holder {
         case .note(let noteID):
             let rows = try await connection.query("""
@@ -29,7 +33,7 @@ struct PhotoStore: Sendable {
                 FROM notes n
                 JOIN users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
                 WHERE n.tenant_id = \(tenantID) AND n.id = \(noteID) AND u.disabled_at IS NULL
-                FOR UPDATE OF n
+                \(locking ? "FOR UPDATE OF n" : "" as PostgresQuery)
                 """)
             return try Self.target(rows.first)
         case .place(let placeID):
@@ -40,7 +44,7 @@ struct PhotoStore: Sendable {
                        \(Audience.seesPlace("p", tenantID: tenantID, viewerID: viewerID)), p.photos
                 FROM places p
                 WHERE p.tenant_id = \(tenantID) AND p.id = \(placeID)
-                FOR UPDATE OF p
+                \(locking ? "FOR UPDATE OF p" : "" as PostgresQuery)
                 """)
             return try Self.target(rows.first)
         }
@@ -53,7 +57,7 @@ struct PhotoStore: Sendable {
         return try row.decode(Bool.self, column: 1) ? .notAuthor : .notFound
     }
 
-    /// Stores `photo` on what `lockForPhoto` locked (whose photos were `current`), its variants
+    /// Stores `photo` on what `photoTarget` locked (whose photos were `current`), its variants
     /// with it, and answers it as the API writes it.
     func insert(
         tenantID: Int64, ownerID: Int64, on holder: PhotoHolder, current: [Int64], photo: SanitisedPhoto, on connection: some PostgresQuerying
