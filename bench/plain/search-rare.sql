@@ -6,7 +6,7 @@ SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.u
        n.visibility, n.place_id, n.created_at, n.updated_at
 FROM (
     SELECT * FROM notes
-    WHERE tenant_id = :tenant AND (visibility = 'public' OR user_id = :viewer) AND body ILIKE '%axolotl%'
+    WHERE tenant_id = :tenant AND (visibility = 'public' OR user_id = :viewer) AND body_folded LIKE '%axolotl%'
     ORDER BY created_at DESC, id DESC
     LIMIT 51
 ) n

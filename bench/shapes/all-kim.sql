@@ -6,6 +6,6 @@ SELECT '%kim%' AS p \gset
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);
 SELECT coalesce(array_agg(u.id), '{}')::text AS ids FROM (SELECT u.id FROM tenant_users u
-WHERE u.tenant_id = :tenant AND u.username ILIKE :p) u \gset
--- @newest-walk: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND (n.body ILIKE :p OR n.user_id = ANY (:ids::int8[]))
+WHERE u.tenant_id = :tenant AND u.username_folded LIKE :p) u \gset
+-- @newest-walk: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND (n.body_folded LIKE :p OR n.user_id = ANY (:ids::int8[]))
 COMMIT;

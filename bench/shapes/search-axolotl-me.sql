@@ -12,7 +12,7 @@ FROM (
     SELECT n.* FROM tenant_notes n
     WHERE n.tenant_id = :tenant
   AND (n.visibility = 'public' OR n.user_id = :viewer)
-  AND n.body ILIKE '%axolotl%'
+  AND n.body_folded LIKE '%axolotl%'
   AND n.user_id = :viewer
     ORDER BY n.created_at DESC, n.id DESC
     LIMIT :lim

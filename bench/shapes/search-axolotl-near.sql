@@ -23,7 +23,7 @@ sphere_nearest AS (
     WHERE n.tenant_id = :tenant
   AND (n.visibility = 'public' OR n.user_id = :viewer)
   AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius)
-  AND n.body ILIKE '%axolotl%'
+  AND n.body_folded LIKE '%axolotl%'
     ORDER BY n.sphere
     LIMIT :lim
 ),
@@ -37,7 +37,7 @@ by_walk AS MATERIALIZED (
     WHERE n.tenant_id = :tenant
   AND (n.visibility = 'public' OR n.user_id = :viewer)
   AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius)
-  AND n.body ILIKE '%axolotl%'
+  AND n.body_folded LIKE '%axolotl%'
       AND (SELECT by_walk FROM decided)
       AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (SELECT max(distance) + 0.001 FROM sphere_nearest))
     ORDER BY distance, n.id
@@ -48,7 +48,7 @@ by_filter AS MATERIALIZED (
     FROM tenant_notes n
     WHERE n.tenant_id = :tenant
   AND (n.visibility = 'public' OR n.user_id = :viewer)
-  AND n.body ILIKE '%axolotl%'
+  AND n.body_folded LIKE '%axolotl%'
   AND _ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius, true)
       AND NOT (SELECT by_walk FROM decided)
     ORDER BY distance, n.id

@@ -9,5 +9,5 @@
 SELECT '%coffee%' AS p \gset
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);
--- @newest-walk: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND (((n.location::geometry && ST_MakeEnvelope(:min_lng, :min_lat, :max_lng, :max_lat, 4326) AND ST_X(n.location::geometry) BETWEEN :min_lng AND :max_lng)) AND ST_Y(n.location::geometry) BETWEEN :min_lat AND :max_lat) AND n.body ILIKE :p
+-- @newest-walk: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND (((n.location::geometry && ST_MakeEnvelope(:min_lng, :min_lat, :max_lng, :max_lat, 4326) AND ST_X(n.location::geometry) BETWEEN :min_lng AND :max_lng)) AND ST_Y(n.location::geometry) BETWEEN :min_lat AND :max_lat) AND n.body_folded LIKE :p
 COMMIT;
