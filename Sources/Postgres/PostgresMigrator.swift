@@ -14,6 +14,11 @@ import Logging
 /// `CREATE EXTENSION IF NOT EXISTS` finds extensions the cluster's superuser created on
 /// every node, which Citus would record again, and only an extension's owner may. What
 /// else such a migration creates reaches the workers with the first object that needs it.
+///
+/// `revised` names, for a file corrected after its release, the checksums of its earlier
+/// texts: a database that applied one of them is current with it. Only for a correction
+/// that changes nothing a database which applied the earlier text would need again (the order
+/// of two statements, say); anything else is a new migration.
 public struct PostgresMigrator: Sendable {
     public struct Migration: Sendable, Equatable {
         public let name: String
@@ -36,10 +41,12 @@ public struct PostgresMigrator: Sendable {
 
     public let migrations: [Migration]
     public let nodeLocal: Set<String>
+    public let revised: [String: Set<String>]
 
     /// Reads every `*.sql` file of `directory`, ordered by name.
-    public init(directory: URL, nodeLocal: Set<String> = []) throws {
+    public init(directory: URL, nodeLocal: Set<String> = [], revised: [String: Set<String>] = [:]) throws {
         self.nodeLocal = nodeLocal
+        self.revised = revised
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".sql") }
             .sorted()
@@ -51,9 +58,10 @@ public struct PostgresMigrator: Sendable {
         }
     }
 
-    public init(migrations: [Migration], nodeLocal: Set<String> = []) {
+    public init(migrations: [Migration], nodeLocal: Set<String> = [], revised: [String: Set<String>] = [:]) {
         self.migrations = migrations
         self.nodeLocal = nodeLocal
+        self.revised = revised
     }
 
     /// Applies what is pending and returns the names applied now.
@@ -156,7 +164,9 @@ public struct PostgresMigrator: Sendable {
                 pending.append(migration.name)
                 continue
             }
-            if recordedChecksum != checksum { return .changed(migration.name) }
+            if recordedChecksum != checksum, !(revised[migration.name]?.contains(recordedChecksum) ?? false) {
+                return .changed(migration.name)
+            }
         }
         return pending.isEmpty ? .current : .pending(pending)
     }

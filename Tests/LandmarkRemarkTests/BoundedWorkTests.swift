@@ -44,7 +44,7 @@ import Testing
             for (index, path) in [
                 "/v1/notes/clusters?bbox=-180,-85,180,85&zoom=7", "/v1/notes/clusters?bbox=-180,-90,180,90&zoom=12",
                 "/v1/notes?q=\(queryValue(String(repeating: "%", count: 100)))", "/v1/notes?q=~~", "/v1/notes?q=qj&in=body",
-                "/v1/notes/clusters?bbox=-180,-85,180,85&zoom=2&q=qj", "/v1/users/author/notes?q=%25%25%25%25",
+                "/v1/notes/clusters?bbox=-180,-85,180,85&zoom=2&q=qj", "/v1/notes?q=%25%25%25%25&author=others",
             ].enumerated() {
                 let id = "too-broad-\(index)"
                 let response = try await client.call(

@@ -88,4 +88,42 @@ import Testing
             }
         }
     }
+
+    /// Two-character words are ordinary words in Chinese, Japanese and Korean: with the notes
+    /// narrowed to one author's or one place's, any q is answered (folded alike); over the
+    /// whole tenant, a q without three letters or digits in a row is still refused up front.
+    @Test func shortQueriesWhereAnAuthorOrAPlaceNarrowsTheNotes() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let me = try await client.signup("short_query_me", tenant: tenant)
+            let someone = try await client.signup("short_query_other", tenant: tenant)
+            let place = try await client.createPlace(me, "Namsan", lat: 37.55, lng: 126.99)
+            let tokyo = try await client.createNote(me, "東京の夜景", lat: 35.68, lng: 139.76)
+            let seoul = try await client.call(.post, "/v1/notes", json: ["body": "서울 맛집", "lat": 37.55, "lng": 126.99, "place_id": place.id], token: someone.accessToken)
+            #expect(seoul.status == .created, "\(seoul.body)")
+            let seoulID = try seoul.decode(API.Note.self).id
+            let cafe = try await client.createNote(me, "Ça va, café?", lat: 48.85, lng: 2.35)
+            _ = try await client.createNote(someone, "東京タワー", lat: 35.66, lng: 139.75)
+            func found(_ query: String) async throws -> [String] {
+                let response = try await client.call(.get, "/v1/notes?\(query)", token: me.accessToken)
+                try #require(response.status == .ok, "\(query): \(response.body)")
+                return try response.decode(API.NotePage.self).items.map(\.id)
+            }
+            #expect(try await found("q=\(queryValue("東京"))&author=me") == [tokyo.id])
+            #expect(try await found("q=\(queryValue("夜景"))&author=me&in=body") == [tokyo.id])
+            #expect(try await found("q=\(queryValue("東京"))&author=short_query_other").count == 1)
+            #expect(try await found("q=\(queryValue("맛집"))&place_id=\(place.id)") == [seoulID])
+            #expect(try await found("q=\(queryValue("서울"))&place_id=\(place.id)&in=body") == [seoulID])
+            #expect(try await found("q=ca&author=me") == [cafe.id], "folded: Ça")
+            let oneLetter = try await found("q=\(queryValue("é"))&author=me&in=body")
+            #expect(oneLetter == [cafe.id], "one letter, folded to e: \(oneLetter) (tokyo \(tokyo.id), cafe \(cafe.id))")
+            #expect(try await found("q=\(queryValue("%"))&author=me").isEmpty, "% is itself")
+            let users = try await client.call(.get, "/v1/users/short_query_me/notes?q=\(queryValue("東京"))", token: someone.accessToken)
+            #expect(try users.decode(API.NotePage.self).items.map(\.id) == [tokyo.id])
+            for query in ["q=\(queryValue("東京"))", "q=\(queryValue("東京"))&author=others", "q=ca&in=body"] {
+                let response = try await client.call(.get, "/v1/notes?\(query)", token: me.accessToken)
+                #expect(response.status == .unprocessableContent && response.code == "query_too_broad", "\(query): \(response.body)")
+            }
+        }
+    }
 }

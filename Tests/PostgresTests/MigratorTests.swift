@@ -79,6 +79,24 @@ import Testing
         }
     }
 
+    /// A file corrected after its release, whose earlier text's checksum is named as revised:
+    /// a database that applied the earlier text is current, nothing runs again; any other
+    /// earlier text is still refused.
+    @Test func aRevisedFileAcceptsTheEarlierTextItNames() async throws {
+        try await withFreshDatabase { pool, _ in
+            try await PostgresMigrator(migrations: Self.migrations).migrate(pool: pool, logger: Self.logger)
+            let earlier = try await pool.query("SELECT checksum FROM schema_migrations WHERE name = '0001_create.sql'")
+            let checksum = try earlier[0].decode(String.self, column: 0)
+            var corrected = Self.migrations
+            corrected[0] = .init(name: "0001_create.sql", sql: corrected[0].sql + "\n-- statements reordered\n")
+            let migrator = PostgresMigrator(migrations: corrected, revised: ["0001_create.sql": [checksum]])
+            #expect(try await migrator.status(pool: pool) == .current)
+            #expect(try await migrator.migrate(pool: pool, logger: Self.logger).isEmpty)
+            let stranger = PostgresMigrator(migrations: corrected, revised: ["0001_create.sql": [String(repeating: "0", count: 64)]])
+            #expect(try await stranger.status(pool: pool) == .changed("0001_create.sql"))
+        }
+    }
+
     @Test func aFailingMigrationRollsBackAndNamesItself() async throws {
         try await withFreshDatabase { pool, _ in
             let broken = Self.migrations + [PostgresMigrator.Migration(name: "0003_broken.sql", sql: "CREATE TABLE half (id int); SELEKT;")]
