@@ -92,6 +92,32 @@ class DistancePreferenceTests(BrowserTestCase):
 
 
 class SearchTests(BrowserTestCase):
+    def test_two_characters_search_my_own_notes_in_any_script(self):
+        """東京 is a word: over my notes (scope Mine) the app searches it, folded as the service
+        folds (夜景, ÇA); over everyone's it still waits for three characters."""
+        me, other = User.sign_up("kanjifan"), User.sign_up("kanafan")
+        here = isolated_spot()
+        tokyo = me.create_note("東京の夜景 and a café", offset(here, north_m=100))
+        plain = me.create_note("Plain note", offset(here, north_m=50))
+        other.create_note("東京タワー", offset(here, north_m=150))
+        driver = open_app_as(self, me, here)
+        choose(driver, "#distance-select", "global")
+        show_panel(driver, "list")
+        wait_until(driver, lambda d: str(tokyo["id"]) in ids_of(d, LIST_ITEMS), "my note is not listed before searching")
+        before = ids_of(driver, LIST_ITEMS)
+        search_for(driver, "東京")
+        assert_stays(driver, lambda d: ids_of(d, LIST_ITEMS) == before,
+                     "two characters over everyone's notes changed the list", seconds=1.0)
+        wait_until(driver, lambda d: "3 characters" in (text_of(d, "#search-status") or ""), "no hint to type more")
+        pick_scope(driver, "mine")
+        wait_list(driver, [tokyo["id"]], "東京 over my notes")
+        search_for(driver, "夜景")
+        wait_list(driver, [tokyo["id"]], "夜景 over my notes")
+        search_for(driver, "ÇA")
+        wait_list(driver, [tokyo["id"]], "ÇA over my notes, folded to ca (café)")
+        search_for(driver, "n")
+        wait_list(driver, [plain["id"], tokyo["id"]], "one letter over my notes, nearest first")
+
     def test_search_by_text_and_username_with_scopes_nearest_first(self):
         me, other = User.sign_up("seeker"), User.sign_up("finder")
         here = isolated_spot()

@@ -29,7 +29,7 @@ export function init(dependencies) {
   setInterval(() => { if (items.length && document.visibilityState === 'visible') render(); }, 60000);
 }
 
-/** The search: q (only searched from 3 characters), scope all|mine|others. */
+/** The search: q (from 3 characters, or any with scope mine), scope all|mine|others. */
 export function setQuery({ q = query.q, scope = query.scope, tooShort = false }) {
   if (q === query.q && scope === query.scope) {
     // The same question (one or two letters more or less): the list stays, only the hint changes.

@@ -1,5 +1,6 @@
-// The search box and the scope radios. Typing waits for a pause (~250 ms)
-// and for three characters, since the service needs three in a row anyway.
+// The search box and the scope radios. Typing waits for a pause (~250 ms) and, over
+// everyone's notes, for three characters, since the service needs three in a row there;
+// over my own notes any text is searched (the service answers 東京 or one letter there).
 
 import * as api from './api.js';
 import * as list from './list.js';
@@ -15,7 +16,7 @@ function current() {
 
 function apply() {
   const { text, scope } = current();
-  const searching = [...text].length >= MIN_CHARS;
+  const searching = [...text].length >= MIN_CHARS || (scope === 'mine' && text.length > 0);
   list.setQuery({ q: searching ? text : '', scope, tooShort: text.length > 0 && !searching });
 }
 
