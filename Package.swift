@@ -132,7 +132,10 @@ let package = Package(
         // The loopback SMTP server the tests start (scripts/test-smtp-server.py) and its mailbox.
         .target(name: "TestMailServer", dependencies: ["TestPolling"], path: "Tests/TestMailServer"),
         .testTarget(name: "MailTests", dependencies: ["Mail", "TestMailServer", "TestPolling"]),
-        .testTarget(name: "PhotosTests", dependencies: ["Photos", "TestPolling"]),
+        .testTarget(
+            name: "PhotosTests", dependencies: ["Photos", "TestPolling"],
+            // The fixtures are made by these scripts at run time (PhotoFiles), not bundled.
+            exclude: ["make-photos.sh", "add-irot.py"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestPolling"]),
         .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "TestPolling"]),
         .testTarget(name: "AdmissionTests", dependencies: ["Admission", "TestPolling"]),

@@ -7,11 +7,12 @@ import Testing
 /// exiftool for any metadata left, and with libvips for the orientation of its pixels.
 @Suite struct PhotoSanitiserTests {
     /// Each format as a phone leaks it; the scene is dark on its left half. With EXIF
-    /// orientation 6 (JPEG, PNG, WebP) it is shown rotated, dark on top: 900×1200. The HEIC's
-    /// orientation is its own `irot` box, absent here, so it stays 1200×900.
+    /// orientation 6 (JPEG, PNG, WebP) it is shown rotated, dark on top: 900×1200. A HEIC's
+    /// orientation is its own `irot` box: absent, it stays 1200×900; 90° clockwise
+    /// (`add-irot.py`, as an iPhone writes it), it is dark on top too.
     @Test(arguments: [
         ("camera.jpg", PhotoFormat.jpeg, true), ("camera.png", .png, true), ("camera.webp", .webp, true),
-        ("camera.heic", .heif, false),
+        ("camera.heic", .heif, false), ("camera-irot.heic", .heif, true),
     ])
     func everyFormatComesOutOrientedWithoutAnyMetadata(name: String, format: PhotoFormat, rotated: Bool) async throws {
         let input = try PhotoFiles.bytes(name)

@@ -7,6 +7,7 @@
 # comment. The marker SECRET-4242 is in the metadata, never in the pixels.
 set -euo pipefail
 dir="$1"
+here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$dir"
 cd "$dir"
 export VIPS_CONCURRENCY=1
@@ -53,6 +54,9 @@ vips copy scene8.v camera.heic[Q=60]
 exiftool -q -q -overwrite_original "${metadata[@]}" camera.png camera.webp
 exiftool -q -q -overwrite_original -Make=SECRET-4242-Make -GPSLatitude=33.8568 -GPSLatitudeRef=S \
     -XMP:Creator=SECRET-4242 camera.heic
+# The HEIC as an iPhone saves a photo taken sideways: HEIF's orientation is its `irot` box
+# (EXIF's tag does not count there), here 90° clockwise, so shown upright it is dark on top.
+python3 "$here/add-irot.py" camera.heic camera-irot.heic 3
 
 # A transparent PNG: its transparency is flattened on white.
 vips bandjoin_const scene8.v rgba.v 0

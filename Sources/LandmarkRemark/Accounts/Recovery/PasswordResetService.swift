@@ -50,14 +50,32 @@ final class PasswordResetService: Service, Sendable {
     func run() async throws {
         await withGracefulShutdownHandler {
             for await request in requests {
-                do {
-                    try await send(request, logger: Logger(label: "landmark-remark.reset"))
-                } catch {
-                    Logger(label: "landmark-remark.reset").error("a password reset request failed", metadata: ["error": "\(error)"])
-                }
+                await sendTrying(request, logger: Logger(label: "landmark-remark.reset"))
             }
         } onGracefulShutdown: {
             self.queue.finish()
+        }
+    }
+
+    /// Delays before each further try of a request that failed (a statement timeout or a lost
+    /// connection while the database is busy): the person waiting for the mail was told `202`,
+    /// and their request must not vanish with a passing error. Each try is one transaction
+    /// that wrote nothing when it failed, so trying again sends at most one mail.
+    static let retryDelays: [Duration] = [.seconds(1), .seconds(3), .seconds(9)]
+
+    private func sendTrying(_ request: Request, logger: Logger) async {
+        for delay in Self.retryDelays + [nil] {
+            do {
+                try await send(request, logger: logger)
+                return
+            } catch {
+                guard let delay, !Task.isCancelled else {
+                    logger.error("a password reset request failed", metadata: ["error": "\(error)"])
+                    return
+                }
+                logger.warning("a password reset request failed; trying again", metadata: ["error": "\(error)", "in": "\(delay)"])
+                try? await Task.sleep(for: delay)
+            }
         }
     }
 
@@ -65,8 +83,13 @@ final class PasswordResetService: Service, Sendable {
     func send(_ request: Request, logger: Logger) async throws {
         let sent = try await pool.withTenantTransaction(request.tenantID, logger: logger) { connection -> Bool in
             let now = mail.clock.now()
-            guard let (settings, _, _) = try? await mail.settings(tenantID: request.tenantID, on: connection, logger: logger),
-                let user = try await users.mailFacts(tenantID: request.tenantID, login: request.login, on: connection),
+            let settings: TenantMail
+            do {
+                (settings, _, _) = try await mail.settings(tenantID: request.tenantID, on: connection, logger: logger)
+            } catch RecoveryError.mailNotConfigured {
+                return false
+            }
+            guard let user = try await users.mailFacts(tenantID: request.tenantID, login: request.login, on: connection),
                 let email = user.email, user.verified,
                 try await mail.limits.takeRecipient(email, tenantID: request.tenantID, now: now, on: connection) == nil
             else { return false }
