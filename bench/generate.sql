@@ -6,6 +6,12 @@
 -- the offset is normal (Box-Muller, sigma 4 km). Bodies are 3-19 words drawn
 -- Zipf-like from a word list (common: coffee, harbour, ..., lobster is mid-list),
 -- plus rare words (axolotl ~0.05%, zeppelin ~0.2%). created_at spans a year.
+-- Languages, as in a tenant used in many countries (issue 37): in 22 of the cities 80% of
+-- the notes are in the local language (the rest in English), ~30% of all notes: French,
+-- German, Spanish, Portuguese, Turkish and Swedish with their accents (café, Straße, mañana,
+-- boğaz, smörgås), Japanese and Chinese without spaces between words, Korean with them,
+-- ~7% of the notes in CJK. 河童 (kappa) is the rare two-character word, in ~1% of the
+-- Japanese notes (~0.03% of all); 景色 (view) a common one.
 -- Rows arrive in random spatial order and in created_at order, as real inserts do
 -- (the service stamps created_at when it inserts, so the newest notes are the last
 -- rows written). Before 2026-11-23 they arrived in random time order, which made
@@ -34,6 +40,41 @@ SELECT ARRAY['the','coffee','great','view','here','best','good','food','nice','p
  'kombucha','falafel','ceviche','pierogi','haggis','bibimbap','laksa','pho','churros','baklava']
 $$;
 
+-- Each city's language, where it is not English.
+CREATE TEMP TABLE bench_city_languages (name text PRIMARY KEY, lang text);
+INSERT INTO bench_city_languages VALUES
+ ('Paris','fr'),('Berlin','de'),('Vienna','de'),('Madrid','es'),('Barcelona','es'),('Mexico City','es'),
+ ('Buenos Aires','es'),('Lima','es'),('Bogota','es'),('Santiago','es'),('Lisbon','pt'),('Sao Paulo','pt'),
+ ('Istanbul','tr'),('Stockholm','sv'),('Oslo','sv'),('Copenhagen','sv'),('Tokyo','ja'),('Seoul','ko'),
+ ('Beijing','zh'),('Shanghai','zh'),('Hong Kong','zh'),('Reykjavik','sv');
+
+-- Words of the other languages, common first (drawn Zipf-like as the English ones).
+CREATE FUNCTION pg_temp.bench_words(lang text) RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
+SELECT CASE lang
+ WHEN 'fr' THEN ARRAY['le','la','café','très','bon','vue','et','crème','brûlée','déjeuner','dîner','marché',
+   'église','musée','château','plage','pâtisserie','boulangerie','rue','jardin','pont','soirée','été',
+   'forêt','hôtel','théâtre','crêpe','fromage','bière','à','côté','où','près','fenêtre','élégant','goûter']
+ WHEN 'de' THEN ARRAY['der','die','und','schön','Kaffee','Kuchen','Straße','Brücke','Bäckerei','Frühstück',
+   'Biergarten','Fluss','Aussicht','gemütlich','günstig','Brötchen','Würstchen','Käse','Grüße','Spaß',
+   'mit','am','im','Größe','Übersicht','Müller','Dönerladen','Gästehaus','Maß','Öffnungszeiten']
+ WHEN 'es' THEN ARRAY['el','la','y','café','muy','bueno','playa','mañana','plaza','calle','mercado','museo',
+   'vista','increíble','música','jamón','paella','rincón','pequeño','allí','aquí','también','niño',
+   'señor','árbol','pingüino','corazón','canción','jardín','camión']
+ WHEN 'pt' THEN ARRAY['o','a','e','café','muito','bom','praia','pão','coração','são','manhã','jardim','rua',
+   'praça','ótimo','não','lindo','também','açaí','avó','ônibus','pastéis','feijão','limão','irmã']
+ WHEN 'tr' THEN ARRAY['bir','ve','çok','güzel','çay','kahve','köprü','boğaz','şehir','ışık','deniz','balık',
+   'simit','döner','iyi','manzara','sokak','ıslak','öğle','yemeği','kahvaltı','çarşı','İstanbul','dondurma']
+ WHEN 'sv' THEN ARRAY['och','på','är','kaffe','fika','utsikt','mysig','hamn','sjö','smörgås','gård','bröd',
+   'här','åka','kanelbulle','öl','ö','strömming','fjäll','ängen','väg','trädgård']
+ WHEN 'ja' THEN ARRAY['の','が','で','は','景色','最高','カフェ','ラーメン','寿司','公園','駅','夜景','東京',
+   'タワー','神社','お寺','桜','散歩','ランチ','綺麗','静か','人気','おすすめ','ビール','コーヒー','美味しい','商店街','温泉']
+ WHEN 'ko' THEN ARRAY['정말','너무','맛집','카페','야경','서울','커피','공원','산책','최고','강추','분위기',
+   '좋아요','한강','치킨','맥주','떡볶이','김밥','시장','역','예쁜','조용한','사람','많아요','전망대']
+ WHEN 'zh' THEN ARRAY['的','了','很','好吃','风景','咖啡','公园','夜景','美食','小笼包','火锅','地铁','推荐',
+   '非常','漂亮','安静','人多','外滩','故宫','在','和','茶馆','胡同','奶茶','早餐']
+ ELSE pg_temp.bench_words() END
+$$;
+
 CREATE FUNCTION pg_temp.bench_users(p_tenant bigint, p_count int, p_hash text) RETURNS void LANGUAGE sql AS $$
 INSERT INTO users (tenant_id, username, email, password_hash, created_at)
 SELECT p_tenant,
@@ -46,7 +87,7 @@ CREATE FUNCTION pg_temp.bench_notes(p_tenant bigint, p_count int) RETURNS void L
 INSERT INTO notes (tenant_id, user_id, body, location, visibility, created_at, updated_at)
 SELECT p_tenant,
        u.ids[1 + floor(random() * array_length(u.ids, 1))::int],
-       CASE WHEN char_length(b.body) < 20 THEN b.body || ' by the old harbour' ELSE rtrim(left(b.body, 140)) END,
+       CASE WHEN char_length(b.body) < 20 AND l.lang NOT IN ('ja', 'zh') THEN b.body || ' by the old harbour' ELSE rtrim(left(b.body, 140)) END,
        ST_SetSRID(ST_MakePoint(
            c.lng + s.r * sin(s.th) / (111.32 * cos(radians(c.lat))),
            c.lat + s.r * cos(s.th) / 111.32), 4326)::geography,
@@ -55,14 +96,19 @@ SELECT p_tenant,
 FROM (SELECT g, floor(50 * power(random(), 2))::int + 1 AS ci,
              sqrt(-2 * ln(1 - random())) * 4.0 AS r, 2 * pi() * random() AS th,
              -- One note every 365 days / p_count, the newest last: rows go in in time order.
-             now() - (p_count - g) * (interval '365 days' / p_count) AS ts, random() AS vis, random() AS rare
+             now() - (p_count - g) * (interval '365 days' / p_count) AS ts, random() AS vis, random() AS rare,
+             random() AS local
       FROM generate_series(1, p_count) g) s
 JOIN bench_cities c ON c.idx = s.ci
+CROSS JOIN LATERAL (SELECT CASE WHEN s.local < 0.8 THEN coalesce((SELECT l.lang FROM bench_city_languages l WHERE l.name = c.name), 'en')
+                                ELSE 'en' END AS lang) l
 CROSS JOIN (SELECT array_agg(id) AS ids FROM users WHERE tenant_id = p_tenant) u
 CROSS JOIN LATERAL (
-    SELECT string_agg(w[1 + floor(90 * power(random(), 2.5))::int], ' ')
+    -- Japanese and Chinese are written without spaces; a Japanese word is 1-4 characters.
+    SELECT string_agg(w[1 + floor(cardinality(w) * power(random(), 2.5))::int], CASE WHEN l.lang IN ('ja', 'zh') THEN '' ELSE ' ' END)
+           || CASE WHEN l.lang = 'ja' AND s.rare < 0.01 THEN '河童' ELSE '' END
            || CASE WHEN s.rare < 0.0005 THEN ' axolotl' WHEN s.rare < 0.0025 THEN ' zeppelin' ELSE '' END AS body
-    FROM generate_series(1, 3 + s.g % 17) k, pg_temp.bench_words() w) b
+    FROM generate_series(1, CASE WHEN l.lang IN ('ja', 'zh') THEN 4 + s.g % 12 ELSE 3 + s.g % 17 END) k, pg_temp.bench_words(l.lang) w) b
 $$;
 
 SELECT pg_temp.bench_users(id, :users, :'hash') FROM tenants WHERE slug = 'bench';

@@ -11,8 +11,8 @@
 # (BEGIN, set_config, the statements, COMMIT), and whether the target is met
 # (reads: mean <= 3 ms and p99 < 15 ms; insert: mean <= 1 ms; a 10th page <= 2x its first).
 #
-# Values that depend on the data are looked up first and passed with -D: the tenant
-# (`bench`), the viewer (the generated user kim.20, ~100 notes), and the cursors after
+# Values that depend on the data are looked up first and passed with -D: the tenants
+# (`bench`, and `bench2` as tenant2), the viewer (the generated user kim.20, ~100 notes), and the cursors after
 # the 450th row (newest first, and nearest to London's centre within 10 km).
 # The insert shape runs last and its rows (and their events) are deleted afterwards.
 set -euo pipefail
@@ -32,6 +32,9 @@ q() { psql "$OWNER" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 
 TENANT=$(q "SELECT id FROM tenants WHERE slug = 'bench'")
 VIEWER=$(q "SELECT id FROM users WHERE tenant_id = $TENANT AND username = 'kim.20'")
+# The small tenant (bench2, a tenth of the notes) and a viewer there, for the shapes that ask it.
+TENANT2=$(q "SELECT id FROM tenants WHERE slug = 'bench2'")
+VIEWER2=$(q "SELECT id FROM users WHERE tenant_id = $TENANT2 AND username = 'kim.20'")
 VIS="n.tenant_id = $TENANT AND (n.visibility = 'public' OR n.user_id = $VIEWER)"
 read -r NEW_MICROS10 NEW_ID10 < <(q "SELECT (extract(epoch FROM created_at) * 1000000)::bigint, id FROM notes n
     WHERE $VIS ORDER BY created_at DESC, id DESC OFFSET 449 LIMIT 1" | tr '|' ' ')
@@ -39,7 +42,7 @@ read -r NEAR_DIST10 NEAR_ID10 < <(q "WITH o AS (SELECT ST_SetSRID(ST_MakePoint(-
     SELECT ST_Distance(n.location, o.g), n.id FROM notes n, o
     WHERE $VIS AND ST_DWithin(n.location, o.g, 10000)
     ORDER BY ST_Distance(n.location, o.g), n.id OFFSET 449 LIMIT 1" | tr '|' ' ')
-DEFINES=(-D tenant="$TENANT" -D viewer="$VIEWER" -D new_micros10="$NEW_MICROS10" -D new_id10="$NEW_ID10"
+DEFINES=(-D tenant="$TENANT" -D viewer="$VIEWER" -D tenant2="$TENANT2" -D viewer2="$VIEWER2" -D new_micros10="$NEW_MICROS10" -D new_id10="$NEW_ID10"
          -D near_dist10="$NEAR_DIST10" -D near_id10="$NEAR_ID10")
 
 # Shapes that share a statement name it on a line `-- @<part>: <condition>`, replaced here

@@ -17,7 +17,8 @@ struct NotesPlanTests {
     static let noteCount = 100_000
 
     /// A tenant of 50 users, 100,000 notes and 2,000 places around Sydney, made with
-    /// generate_series as the owner; one note in 5,000 mentions a lighthouse.
+    /// generate_series as the owner; one note in 5,000 mentions a lighthouse, one the
+    /// night view of Tokyo (東京の夜景), one a crème brûlée.
     static func seed() async throws -> (tenantID: Int64, viewerID: Int64) {
         let slug = try await TestEnvironment.makeTenant()
         let tenantID = try await NotesFixture.tenantID(slug)
@@ -34,6 +35,8 @@ struct NotesPlanTests {
                 INSERT INTO notes (tenant_id, user_id, body, location, visibility)
                 SELECT \(tenantID), (\(users))[1 + g % 50],
                        CASE WHEN g % 5000 = 0 THEN 'the lighthouse keeper ' || g
+                            WHEN g % 5000 = 2500 THEN '東京の夜景 ' || g
+                            WHEN g % 5000 = 1250 THEN 'Crème brûlée au Café ' || g
                             ELSE (ARRAY['coffee', 'harbour', 'bridge', 'beach', 'market', 'garden'])[1 + g % 6]
                                  || ' note ' || g END,
                        ST_SetSRID(ST_MakePoint(151.2 + (random() - 0.5) * 2, -33.8 + (random() - 0.5) * 2), 4326)::geography,
@@ -276,6 +279,35 @@ struct NotesPlanTests {
         let one = try await Self.plan("q=planner7&in=username", tenantID: tenantID, viewerID: viewerID)
         #expect(one.contains("user_id = ANY ('{"), "\(one)")
         #expect(one.contains("notes_newest") || one.contains("notes_author_newest"), "\(one)")
+    }
+
+    /// Two characters (issue 37): a rare pair is found through the bigram index, a common one
+    /// by the walk; an accented word folded (`creme brulee` for `Crème brûlée`) through the
+    /// trigram index of the folded bodies. Each page is exactly the plain statement's.
+    @Test func twoCharactersAndFoldedWordsUseAnIndex() async throws {
+        let (tenantID, viewerID) = try await Self.seeded.value
+
+        // 20 notes of 100,000.
+        let rare = try await Self.plan("q=%E5%A4%9C%E6%99%AF&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.branchesRun(rare) == ["walked", "matches"], "\(rare)")
+        #expect(Self.cte(rare, "matches").contains("Bitmap Index Scan on notes_body_folded_bigrams (actual rows="), "\(rare)")
+
+        // "ar": harbour, market and garden, half the notes.
+        let common = try await Self.plan("q=ar&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.branchesRun(common) == ["walked"], "\(common)")
+
+        // Nearest first, the rare pair: every match in range through the bigram index.
+        let near = try await Self.plan("near=-33.8,151.2&radius_m=100000&q=%E5%A4%9C%E6%99%AF&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.section(near, from: "CTE by_filter").contains("Bitmap Index Scan on notes_body_folded_bigrams (actual rows="), "\(near)")
+
+        let folded = try await Self.plan("q=CREME%20BRULEE&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.branchesRun(folded) == ["walked", "matches"], "\(folded)")
+        #expect(Self.cte(folded, "matches").contains("Bitmap Index Scan on notes_body_folded_trgm (actual rows="), "\(folded)")
+
+        for query in ["q=%E5%A4%9C%E6%99%AF&in=body", "q=%E6%9D%B1%E4%BA%AC", "q=ar&in=body", "q=CREME%20BRULEE&in=body",
+                      "q=%E5%A4%9C%E6%99%AF&in=body&limit=7"] {
+            try await Self.expectPagesExact(query, tenantID: tenantID, viewerID: viewerID)
+        }
     }
 
     /// Nearest first with a filter: a bounded KNN walk when the filter is common near the

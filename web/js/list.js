@@ -9,6 +9,8 @@ import { distanceMetres, nearParam } from './geo.js';
 import { noteItem } from './notes.js';
 
 const PAGE = 100;
+// Over everyone's notes the service needs two letters or digits in a row (its bigram index).
+export const MIN_SEARCH_CHARS = 2;
 
 let deps = null;
 const query = { q: '', scope: 'all', tooShort: false };
@@ -29,7 +31,7 @@ export function init(dependencies) {
   setInterval(() => { if (items.length && document.visibilityState === 'visible') render(); }, 60000);
 }
 
-/** The search: q (from 3 characters, or any with scope mine), scope all|mine|others. */
+/** The search: q (from 2 characters, or any with scope mine), scope all|mine|others. */
 export function setQuery({ q = query.q, scope = query.scope, tooShort = false }) {
   if (q === query.q && scope === query.scope) {
     // The same question (one or two letters more or less): the list stays, only the hint changes.
@@ -73,7 +75,7 @@ export async function reload({ zoomToNearest = false } = {}) {
   } catch (error) {
     if (api.isAbort(error) || mine.signal.aborted) return;
     if (error.code === 'query_too_broad') {
-      // Text search needs three letters or digits in a row: say so where the user is typing.
+      // Text search needs two letters or digits in a row: say so where the user is typing.
       items = [];
       render(error.message);
       return;
@@ -115,7 +117,7 @@ function statusText(problem) {
   const n = items.length;
   const more = nextCursor ? '+' : '';
   if (query.q) return n ? `${n}${more} result${n === 1 && !more ? '' : 's'}` : 'No notes match your search.';
-  const prefix = query.tooShort ? 'Type at least 3 characters to search. ' : '';
+  const prefix = query.tooShort ? `Type at least ${MIN_SEARCH_CHARS} characters to search. ` : '';
   if (!n) return `${prefix}No notes within this distance yet.`;
   return `${prefix}${n}${more} note${n === 1 && !more ? '' : 's'} nearby`;
 }

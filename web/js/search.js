@@ -1,12 +1,11 @@
 // The search box and the scope radios. Typing waits for a pause (~250 ms) and, over
-// everyone's notes, for three characters, since the service needs three in a row there;
-// over my own notes any text is searched (the service answers 東京 or one letter there).
+// everyone's notes, for two characters, since the service needs two letters or digits in a
+// row there (東京, 서울: its bigram index); over my own notes any text is searched (the
+// service answers one letter there).
 
 import * as api from './api.js';
 import * as list from './list.js';
 import { $, debounce } from './dom.js';
-
-const MIN_CHARS = 3;
 
 function current() {
   const text = $('#search-input').value.trim();
@@ -16,7 +15,7 @@ function current() {
 
 function apply() {
   const { text, scope } = current();
-  const searching = [...text].length >= MIN_CHARS || (scope === 'mine' && text.length > 0);
+  const searching = [...text].length >= list.MIN_SEARCH_CHARS || (scope === 'mine' && text.length > 0);
   list.setQuery({ q: searching ? text : '', scope, tooShort: text.length > 0 && !searching });
 }
 

@@ -60,19 +60,20 @@ struct NoteFilters: Sendable {
             guard let id = ResourceID.parse(text) else { throw AppError.malformed("place_id must be a place id") }
             placeID = id
         }
-        // LIKE '%…%' over folded note bodies is served by the trigram index only when q holds a
-        // trigram; without one every note of the tenant is read and re-checked (0.35 s for `qj`,
-        // 1.5 s for 100 `%` on 300,000 notes). One author's notes, or one place's, are read
-        // through their own index whatever q is: there a shorter q (東京, 서울, one letter) is
-        // answered. Usernames are few: any q is cheap there.
-        if let search, search.field != .username, !search.text.hasTrigram, !narrowsToFewNotes {
+        // LIKE '%…%' over folded note bodies is served by the trigram index when q holds a
+        // trigram, and by the bigram index (migration 0034) when it holds two letters or digits
+        // in a row (東京, 서울). A single letter, or symbols only, has neither: every note of the
+        // tenant would be read and re-checked (0.35 s on 300,000 notes), so it is answered only
+        // where one author's notes, or one place's, are read through their own index. Usernames
+        // are few: any q is cheap there.
+        if let search, search.field != .username, !search.text.isIndexed, !narrowsToFewNotes {
             throw AppError.queryTooBroad(
-                field: "q", "needs 3 letters or digits in a row to search note bodies, unless author (me or a username) or place_id narrows the notes (or in=username)")
+                field: "q", "needs 2 letters or digits in a row to search note bodies, unless author (me or a username) or place_id narrows the notes (or in=username)")
         }
     }
 
     /// Whether the notes are one author's or one place's, read through that index (see
-    /// `walksNewestFirst`): what lets a search without a trigram run.
+    /// `walksNewestFirst`): what lets a search no index answers (one letter) run.
     var narrowsToFewNotes: Bool {
         if placeID != nil { return true }
         switch author {

@@ -11,8 +11,14 @@ struct SearchText: Sendable, Equatable {
     /// the text: both sides folded alike (case, accents, width: `search_fold`, migration 0033),
     /// `%`, `_` and `\` matching themselves. The text is a bound parameter; the database folds
     /// it, so there is one definition of folding, and the trigram index on the column serves it.
-    func matches(_ column: PostgresQuery) -> PostgresQuery {
-        "\(column) LIKE search_pattern(\(text))"
+    ///
+    /// With `bigramIndexed` (a column with a `search_bigrams` index: notes' `body_folded`,
+    /// migration 0034), a text without a trigram but with two letters or digits in a row
+    /// (東京, 서울, `qj`) also asks that index, so it is found without reading every row.
+    func matches(_ column: PostgresQuery, bigramIndexed: Bool = false) -> PostgresQuery {
+        let like: PostgresQuery = "\(column) LIKE search_pattern(\(text))"
+        guard bigramIndexed, !hasTrigram, hasBigram else { return like }
+        return "search_bigrams(\(column)) @> search_bigrams(search_fold(\(text))) AND \(like)"
     }
 
     /// Whether the text has a run of 3 letters or digits: what pg_trgm makes index trigrams of.
@@ -24,6 +30,23 @@ struct SearchText: Sendable, Equatable {
         }
         return false
     }
+
+    /// Whether the text has two letters or digits in a row (characters as people count them:
+    /// `a` with a combining accent is one), which folded are one bigram `search_bigrams`
+    /// indexes at least: no letter folds to nothing or to a separator. Without one (a single
+    /// letter, an emoji, `%`) no index can find the text, only a filter that narrows the rows.
+    var hasBigram: Bool {
+        var previous = false
+        for character in text {
+            let current = character.isLetter || character.isNumber
+            if current && previous { return true }
+            previous = current
+        }
+        return false
+    }
+
+    /// Whether an index finds the notes whose bodies hold the text: a trigram or a bigram.
+    var isIndexed: Bool { hasTrigram || hasBigram }
 }
 
 /// Rules every free text the API stores or searches follows.

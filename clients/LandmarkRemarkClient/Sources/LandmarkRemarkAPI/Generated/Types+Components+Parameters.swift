@@ -46,7 +46,7 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/BboxRequired`.
         public typealias BboxRequired = Swift.String
-        /// Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 3 letters or digits in a row, which the trigram index needs, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own; otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
+        /// Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 2 letters or digits in a row (`東京`, `서울`, `qj`), which the trigram and bigram indexes need, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own (then one letter or an emoji too); otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
         ///
         /// - Remark: Generated from `#/components/parameters/Q`.
         public typealias Q = Swift.String

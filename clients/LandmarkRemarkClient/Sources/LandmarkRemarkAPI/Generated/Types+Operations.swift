@@ -7800,7 +7800,7 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/users/{username}/notes/GET/query/bbox`.
                 public var bbox: Components.Parameters.Bbox?
-                /// Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 3 letters or digits in a row, which the trigram index needs, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own; otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
+                /// Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 2 letters or digits in a row (`東京`, `서울`, `qj`), which the trigram and bigram indexes need, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own (then one letter or an emoji too); otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
                 ///
                 /// - Remark: Generated from `#/paths/v1/users/{username}/notes/GET/query/q`.
                 public var q: Components.Parameters.Q?
@@ -7832,7 +7832,7 @@ public enum Operations {
                 ///   - near: `lat,lng`: order by distance from that point, nearest first; every item gets `distance_m`.
                 ///   - radius_m: With `near` only (else `400`): only notes within this many metres. Absent: the whole globe, still nearest first.
                 ///   - bbox: `min_lng,min_lat,max_lng,max_lat`: only notes inside the map viewport, edges included. `min_lng > max_lng` means the box crosses the antimeridian; `min_lat` must not exceed `max_lat`.
-                ///   - q: Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 3 letters or digits in a row, which the trigram index needs, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own; otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
+                ///   - q: Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 2 letters or digits in a row (`東京`, `서울`, `qj`), which the trigram and bigram indexes need, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own (then one letter or an emoji too); otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
                 ///   - _in: Where `q` looks, and only with `q`: note text or author username (`all`, the default), `body`, or `username`.
                 ///   - place_id: Only notes attached to that place.
                 ///   - limit: Page size.
@@ -8067,7 +8067,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `query_too_broad`: a request the database could not answer within the service's time limit, refused before it runs; `detail` says what to narrow and `errors[]` names the parameter. Clusters: `bbox` covers more than 10,000 grid cells at `zoom` (a screen shows a few hundred; use a smaller box or a lower zoom). Search: `q` (with `in=all` or `in=body`) has no run of 3 letters or digits, which the trigram index needs (`%%`, `~~`, `qj`); search from 3 characters, or use `in=username`.
+            /// `query_too_broad`: a request the database could not answer within the service's time limit, refused before it runs; `detail` says what to narrow and `errors[]` names the parameter. Clusters: `bbox` covers more than 10,000 grid cells at `zoom` (a screen shows a few hundred; use a smaller box or a lower zoom). Search: `q` (with `in=all` or `in=body`) has no run of 2 letters or digits, which the text indexes need (`%%`, `~~`, `é`, `🍜`); search from 2 characters, narrow by `author` or `place_id`, or use `in=username`.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{username}/notes/get(listUserNotes)/responses/422`.
             ///
@@ -8219,7 +8219,7 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/notes/GET/query/bbox`.
                 public var bbox: Components.Parameters.Bbox?
-                /// Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 3 letters or digits in a row, which the trigram index needs, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own; otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
+                /// Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 2 letters or digits in a row (`東京`, `서울`, `qj`), which the trigram and bigram indexes need, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own (then one letter or an emoji too); otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
                 ///
                 /// - Remark: Generated from `#/paths/v1/notes/GET/query/q`.
                 public var q: Components.Parameters.Q?
@@ -8255,7 +8255,7 @@ public enum Operations {
                 ///   - near: `lat,lng`: order by distance from that point, nearest first; every item gets `distance_m`.
                 ///   - radius_m: With `near` only (else `400`): only notes within this many metres. Absent: the whole globe, still nearest first.
                 ///   - bbox: `min_lng,min_lat,max_lng,max_lat`: only notes inside the map viewport, edges included. `min_lng > max_lng` means the box crosses the antimeridian; `min_lat` must not exceed `max_lat`.
-                ///   - q: Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 3 letters or digits in a row, which the trigram index needs, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own; otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
+                ///   - q: Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 2 letters or digits in a row (`東京`, `서울`, `qj`), which the trigram and bigram indexes need, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own (then one letter or an emoji too); otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
                 ///   - _in: Where `q` looks, and only with `q`: note text or author username (`all`, the default), `body`, or `username`.
                 ///   - author: `me`, `others`, or a username.
                 ///   - place_id: Only notes attached to that place.
@@ -8467,7 +8467,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `query_too_broad`: a request the database could not answer within the service's time limit, refused before it runs; `detail` says what to narrow and `errors[]` names the parameter. Clusters: `bbox` covers more than 10,000 grid cells at `zoom` (a screen shows a few hundred; use a smaller box or a lower zoom). Search: `q` (with `in=all` or `in=body`) has no run of 3 letters or digits, which the trigram index needs (`%%`, `~~`, `qj`); search from 3 characters, or use `in=username`.
+            /// `query_too_broad`: a request the database could not answer within the service's time limit, refused before it runs; `detail` says what to narrow and `errors[]` names the parameter. Clusters: `bbox` covers more than 10,000 grid cells at `zoom` (a screen shows a few hundred; use a smaller box or a lower zoom). Search: `q` (with `in=all` or `in=body`) has no run of 2 letters or digits, which the text indexes need (`%%`, `~~`, `é`, `🍜`); search from 2 characters, narrow by `author` or `place_id`, or use `in=username`.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/get(listNotes)/responses/422`.
             ///
@@ -9047,7 +9047,7 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/notes/clusters/GET/query/radius_m`.
                 public var radius_m: Components.Parameters.RadiusM?
-                /// Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 3 letters or digits in a row, which the trigram index needs, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own; otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
+                /// Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 2 letters or digits in a row (`東京`, `서울`, `qj`), which the trigram and bigram indexes need, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own (then one letter or an emoji too); otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
                 ///
                 /// - Remark: Generated from `#/paths/v1/notes/clusters/GET/query/q`.
                 public var q: Components.Parameters.Q?
@@ -9076,7 +9076,7 @@ public enum Operations {
                 ///   - zoom: The map's zoom level, as for web map tiles.
                 ///   - near: `lat,lng`: order by distance from that point, nearest first; every item gets `distance_m`.
                 ///   - radius_m: With `near` only (else `400`): only notes within this many metres. Absent: the whole globe, still nearest first.
-                ///   - q: Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 3 letters or digits in a row, which the trigram index needs, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own; otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
+                ///   - q: Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 2 letters or digits in a row (`東京`, `서울`, `qj`), which the trigram and bigram indexes need, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own (then one letter or an emoji too); otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
                 ///   - _in: Where `q` looks, and only with `q`: note text or author username (`all`, the default), `body`, or `username`.
                 ///   - author: `me`, `others`, or a username.
                 ///   - place_id: Only notes attached to that place.
@@ -9284,7 +9284,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `query_too_broad`: a request the database could not answer within the service's time limit, refused before it runs; `detail` says what to narrow and `errors[]` names the parameter. Clusters: `bbox` covers more than 10,000 grid cells at `zoom` (a screen shows a few hundred; use a smaller box or a lower zoom). Search: `q` (with `in=all` or `in=body`) has no run of 3 letters or digits, which the trigram index needs (`%%`, `~~`, `qj`); search from 3 characters, or use `in=username`.
+            /// `query_too_broad`: a request the database could not answer within the service's time limit, refused before it runs; `detail` says what to narrow and `errors[]` names the parameter. Clusters: `bbox` covers more than 10,000 grid cells at `zoom` (a screen shows a few hundred; use a smaller box or a lower zoom). Search: `q` (with `in=all` or `in=body`) has no run of 2 letters or digits, which the text indexes need (`%%`, `~~`, `é`, `🍜`); search from 2 characters, narrow by `author` or `place_id`, or use `in=username`.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/clusters/get(listNoteClusters)/responses/422`.
             ///
@@ -10578,7 +10578,7 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/places/GET/query/bbox`.
                 public var bbox: Components.Parameters.Bbox?
-                /// Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 3 letters or digits in a row, which the trigram index needs, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own; otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
+                /// Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 2 letters or digits in a row (`東京`, `서울`, `qj`), which the trigram and bigram indexes need, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own (then one letter or an emoji too); otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
                 ///
                 /// - Remark: Generated from `#/paths/v1/places/GET/query/q`.
                 public var q: Components.Parameters.Q?
@@ -10596,7 +10596,7 @@ public enum Operations {
                 ///   - near: `lat,lng`: order by distance from that point, nearest first; every item gets `distance_m`.
                 ///   - radius_m: With `near` only (else `400`): only notes within this many metres. Absent: the whole globe, still nearest first.
                 ///   - bbox: `min_lng,min_lat,max_lng,max_lat`: only notes inside the map viewport, edges included. `min_lng > max_lng` means the box crosses the antimeridian; `min_lat` must not exceed `max_lat`.
-                ///   - q: Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 3 letters or digits in a row, which the trigram index needs, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own; otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
+                ///   - q: Substring match ignoring case, accents and width (both sides folded alike: NFKC, diacritics removed, `ß` as `ss`, lower case; see API.md, "What `q` matches"); `%`, `_` and `\` match themselves. Over notes with `in=all` (the default) or `in=body`, `q` must hold 2 letters or digits in a row (`東京`, `서울`, `qj`), which the trigram and bigram indexes need, unless `author` (`me` or a username) or `place_id` narrows the notes to an index of their own (then one letter or an emoji too); otherwise `422 query_too_broad`. `in=username`, and place names, take any `q`.
                 ///   - limit: Page size.
                 ///   - cursor: The `next_cursor` of the previous page of the same query; any other value is `400`.
                 public init(
