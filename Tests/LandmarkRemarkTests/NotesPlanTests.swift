@@ -112,6 +112,15 @@ struct NotesPlanTests {
         return String(rest)
     }
 
+    /// Whether `plan` asks `notes_search` for one time window and the text together (migration
+    /// 0035): never a whole window read for its time alone. `text` is `body_folded ~~` for a
+    /// trigram query, `search_bigrams(body_folded) @>` for two characters.
+    static func asksWindowAndText(_ plan: String, _ text: String = "body_folded ~~") -> Bool {
+        plan.split(separator: "\n").contains {
+            $0.contains("Index Cond:") && $0.contains("search_time_keys(tenant_id, created_at) @> ARRAY[w.key]") && $0.contains(text)
+        }
+    }
+
     /// The lines of an `EXPLAIN ANALYZE` excerpt for scans of notes that ran.
     static func scansRun(_ plan: String) -> [Substring] {
         plan.split(separator: "\n").filter { $0.contains(" on notes") && $0.contains("(actual rows=") }
@@ -129,7 +138,7 @@ struct NotesPlanTests {
 
         for query in ["q=lighthouse&in=body", "q=lighthouse", "q=LightHouse&in=body&author=others"] {
             let search = try await Self.plan(query, tenantID: tenantID, viewerID: viewerID)
-            #expect(search.contains("Bitmap Index Scan on notes_body_folded_trgm"), "\(query)\n\(search)")
+            #expect(search.contains("Bitmap Index Scan on notes_search"), "\(query)\n\(search)")
         }
 
         let viewport = try await Self.plan("bbox=151.0,-33.9,151.1,-33.8", tenantID: tenantID, viewerID: viewerID)
@@ -249,12 +258,13 @@ struct NotesPlanTests {
         // trigram index finds them all.
         let burst = try await Self.plan("q=coffee note 999&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.branchesRun(burst) == ["walked", "further", "matches"], "\(burst)")
-        #expect(Self.cte(burst, "matches").contains("Bitmap Index Scan on notes_body_folded_trgm (actual rows="), "\(burst)")
+        #expect(Self.cte(burst, "matches").contains("Bitmap Index Scan on notes_search (actual rows="), "\(burst)")
 
         // One note in 5,000: the trigram index.
         let rare = try await Self.plan("q=lighthouse&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.branchesRun(rare) == ["walked", "matches"], "\(rare)")
-        #expect(Self.cte(rare, "matches").contains("Bitmap Index Scan on notes_body_folded_trgm (actual rows="), "\(rare)")
+        #expect(Self.cte(rare, "matches").contains("Bitmap Index Scan on notes_search (actual rows="), "\(rare)")
+        #expect(Self.asksWindowAndText(Self.cte(rare, "matches")), "one time window at a time\n\(rare)")
 
         // A rare word in a box that holds every note: planned for its values (not prepared),
         // it is found through the trigram index, not by reading the whole box.
@@ -263,7 +273,7 @@ struct NotesPlanTests {
                 "a word in a box is planned per query")
         let boxed = try await Self.plan("bbox=150.1,-34.9,152.3,-32.7&q=lighthouse&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.branchesRun(boxed) == ["walked", "matches"], "\(boxed)")
-        #expect(Self.cte(boxed, "matches").contains("Bitmap Index Scan on notes_body_folded_trgm (actual rows="), "\(boxed)")
+        #expect(Self.cte(boxed, "matches").contains("Bitmap Index Scan on notes_search (actual rows="), "\(boxed)")
 
         for query in ["q=coffee&in=body", "q=977&in=body", "q=coffee%20note%20999&in=body", "q=lighthouse&in=body",
                       "q=lighthouse", "q=977&in=body&limit=3", "q=977&in=body&limit=20", "q=planner7"] {
@@ -290,7 +300,8 @@ struct NotesPlanTests {
         // 20 notes of 100,000.
         let rare = try await Self.plan("q=%E5%A4%9C%E6%99%AF&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.branchesRun(rare) == ["walked", "matches"], "\(rare)")
-        #expect(Self.cte(rare, "matches").contains("Bitmap Index Scan on notes_body_folded_bigrams (actual rows="), "\(rare)")
+        #expect(Self.cte(rare, "matches").contains("Bitmap Index Scan on notes_search (actual rows="), "\(rare)")
+        #expect(Self.asksWindowAndText(Self.cte(rare, "matches"), "search_bigrams(body_folded) @>"), "\(rare)")
 
         // "ar": harbour, market and garden, half the notes.
         let common = try await Self.plan("q=ar&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
@@ -298,11 +309,11 @@ struct NotesPlanTests {
 
         // Nearest first, the rare pair: every match in range through the bigram index.
         let near = try await Self.plan("near=-33.8,151.2&radius_m=100000&q=%E5%A4%9C%E6%99%AF&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
-        #expect(Self.section(near, from: "CTE by_filter").contains("Bitmap Index Scan on notes_body_folded_bigrams (actual rows="), "\(near)")
+        #expect(Self.section(near, from: "CTE by_filter").contains("Bitmap Index Scan on notes_search (actual rows="), "\(near)")
 
         let folded = try await Self.plan("q=CREME%20BRULEE&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.branchesRun(folded) == ["walked", "matches"], "\(folded)")
-        #expect(Self.cte(folded, "matches").contains("Bitmap Index Scan on notes_body_folded_trgm (actual rows="), "\(folded)")
+        #expect(Self.cte(folded, "matches").contains("Bitmap Index Scan on notes_search (actual rows="), "\(folded)")
 
         for query in ["q=%E5%A4%9C%E6%99%AF&in=body", "q=%E6%9D%B1%E4%BA%AC", "q=ar&in=body", "q=CREME%20BRULEE&in=body",
                       "q=%E5%A4%9C%E6%99%AF&in=body&limit=7"] {
@@ -320,12 +331,12 @@ struct NotesPlanTests {
         let walked = Self.section(common, from: "CTE by_walk", to: "CTE by_filter")
         #expect(walked.contains("Index Scan using notes_location on notes"), "\(common)")
         #expect(!walked.contains("never executed"), "the walk answered\n\(common)")
-        #expect(!Self.section(common, from: "CTE by_filter").contains("notes_body_folded_trgm (actual rows="), "\(common)")
+        #expect(!Self.section(common, from: "CTE by_filter").contains("notes_search (actual rows="), "\(common)")
 
         let rare = try await Self.plan(
             "near=-33.8,151.2&radius_m=10000&q=lighthouse&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.section(rare, from: "CTE candidates", to: "CTE sphere_nearest").contains("notes_location"), "\(rare)")
-        #expect(Self.section(rare, from: "CTE by_filter").contains("Bitmap Index Scan on notes_body_folded_trgm (actual rows="), "\(rare)")
+        #expect(Self.section(rare, from: "CTE by_filter").contains("Bitmap Index Scan on notes_search (actual rows="), "\(rare)")
 
         let mine = try await Self.plan("near=-33.8,151.2&author=me", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.section(mine, from: "CTE by_filter").contains("notes_author_newest"), "\(mine)")

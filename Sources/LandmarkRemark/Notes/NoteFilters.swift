@@ -125,4 +125,22 @@ struct NoteFilters: Sendable {
     /// Search patterns make good and bad plans depend on the text, so such statements
     /// are planned for their own values each time rather than prepared once.
     var needsCustomPlan: Bool { search != nil }
+
+    /// Whether the list's statement is prepared, planned once for every value (`NoteStore.statement`).
+    ///
+    /// A walking newest-first page decides between its plans as it runs, so one plan fits
+    /// every pattern and planning it once per connection saves ~2 ms a search. Authors
+    /// matched by name are the exception: PostgreSQL hashes `user_id = ANY(ids)` only when
+    /// the array is known at planning (500 ids, compared one by one on every walked row,
+    /// cost 8.3 ms a page against 5.7 ms planned each time; bench/results/2026-11-23-search.md).
+    /// Words in a box are the exception too: whether the box's index or the word's finds
+    /// the rare matches cheaper depends on both, and the one plan that fits a busy tenant's
+    /// box took the spatial index for a rare word in London (740 ms a page at ten million
+    /// notes, 42 ms planned for the values; bench/results/2026-11-24-performance.md).
+    var isPlannedOnce: Bool {
+        if near == nil && walksNewestFirst {
+            return (search?.userIDs ?? []).isEmpty && !(searchesText && bbox != nil)
+        }
+        return !needsCustomPlan
+    }
 }

@@ -20,7 +20,7 @@ extension NoteStore {
             sql.append("\n  AND \(bbox.condition(location: "n.location::geometry"))")
         }
         if let search = filters.search {
-            sql.append("\n  AND \(searchCondition(search, tenantID: tenantID))")
+            sql.append("\n  AND \(searchCondition(search, tenantID: tenantID, foldedOnce: filters.isPlannedOnce))")
         }
         switch filters.author {
         case .none: break
@@ -66,8 +66,8 @@ extension NoteStore {
     /// by the bigram one on `(tenant_id, search_bigrams(body_folded))`; usernames were matched beforehand (`resolved`), and their
     /// notes are found through the `(tenant_id, user_id, …)` index. For `in=all` the
     /// planner ORs the two bitmap scans.
-    private static func searchCondition(_ search: NoteFilters.Search, tenantID: Int64) -> PostgresQuery {
-        let body = search.text.matches("n.body_folded", bigramIndexed: true)
+    private static func searchCondition(_ search: NoteFilters.Search, tenantID: Int64, foldedOnce: Bool) -> PostgresQuery {
+        let body = search.text.matches("n.body_folded", bigramIndexed: true, foldedOnce: foldedOnce)
         let username: PostgresQuery
         switch search.userIDs {
         case .some(let ids) where ids.isEmpty:

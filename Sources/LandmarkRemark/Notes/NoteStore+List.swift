@@ -25,20 +25,7 @@ extension NoteStore {
         let filters = list.filters
         var query = filters.near.map { nearestStatement(list, from: $0, tenantID: tenantID, viewerID: viewerID) }
             ?? newestStatement(list, tenantID: tenantID, viewerID: viewerID)
-        // A walking newest-first page decides between its plans as it runs, so one plan fits
-        // every pattern and planning it once per connection saves ~2 ms a search. Authors
-        // matched by name are the exception: PostgreSQL hashes `user_id = ANY(ids)` only when
-        // the array is known at planning (500 ids, compared one by one on every walked row,
-        // cost 8.3 ms a page against 5.7 ms planned each time; bench/results/2026-11-23-search.md).
-        // Words in a box are the exception too: whether the box's index or the word's finds
-        // the rare matches cheaper depends on both, and the one plan that fits a busy tenant's
-        // box took the spatial index for a rare word in London (740 ms a page at ten million
-        // notes, 42 ms planned for the values; bench/results/2026-11-24-performance.md).
-        if filters.near == nil && filters.walksNewestFirst {
-            query.prepared = (filters.search?.userIDs ?? []).isEmpty && !(filters.searchesText && filters.bbox != nil)
-        } else {
-            query.prepared = !filters.needsCustomPlan
-        }
+        query.prepared = filters.isPlannedOnce
         return query
     }
 }

@@ -34,9 +34,9 @@ extension NoteStore {
     ///    Walked rows are all newer than `edge`, further ones older, so the walked rows and
     ///    the first further ones (as many as make `limit + 1`) are the page, when there are
     ///    that many or the notes ran out.
-    /// 3. `matches`: otherwise the matches are rare: every one of them, through the trigram or
-    ///    spatial index (a CTE without ORDER BY, so an estimate cannot turn it back into a
-    ///    walk), sorted. This branch alone is the page.
+    /// 3. `matches`: otherwise the matches are rare: found through the text index one time
+    ///    window at a time (`rareMatches`), or every one of them through the spatial index,
+    ///    sorted. This branch alone is the page.
     ///
     /// Each branch is gated by one-time filters on the counts before it, so a branch that is
     /// not needed never runs. Either way the rows are exactly the first `limit + 1` matches.
@@ -112,9 +112,7 @@ extension NoteStore {
                                                       LIMIT \(further)) w) = \(further)) AS needed
             ),
             matches AS MATERIALIZED (
-                SELECT n.* FROM tenant_notes n
-                WHERE \(condition)\(keyset)
-                  AND (SELECT needed FROM fallback)
+            \(Self.rareMatches(list, condition: condition, keyset: keyset, tenantID: tenantID))
             ),
             page AS (
                 SELECT * FROM walked WHERE NOT (SELECT needed FROM fallback)
@@ -127,6 +125,45 @@ extension NoteStore {
             FROM page n
             JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             ORDER BY n.created_at DESC, n.id DESC
+            """
+    }
+
+    /// The rare matches, newest first, at most the page's rows. A text search (no viewport,
+    /// no author matched by name) asks the text index one time window at a time, newest
+    /// first, until the page is full (`search_windows`, migration 0035): each window's matches
+    /// come sorted and windows do not overlap, so the first `limit + 1` rows of their
+    /// concatenation are the page, and the windows past it are never read. Its cost follows
+    /// the page, not the number of matches (`axolotl` at ten million notes: 5,000 rows fetched
+    /// and sorted before). The windows run from the newest note (before the cursor) back to
+    /// the oldest, both read from `notes_newest`.
+    ///
+    /// Otherwise (a viewport, or authors by name, whose own indexes know no time) every match,
+    /// through that index: a CTE without ORDER BY, so an estimate cannot turn it back into a walk.
+    static func rareMatches(_ list: NoteList, condition: PostgresQuery, keyset: PostgresQuery, tenantID: Int64) -> PostgresQuery {
+        let filters = list.filters
+        guard filters.searchesText, filters.bbox == nil, filters.search?.userIDs?.isEmpty ?? true else {
+            return """
+                SELECT n.* FROM tenant_notes n
+                WHERE \(condition)\(keyset)
+                  AND (SELECT needed FROM fallback)
+                """
+        }
+        return """
+            SELECT m.* FROM search_windows(
+                \(tenantID),
+                (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = \(tenantID)\(keyset)
+                 ORDER BY n.created_at DESC, n.id DESC LIMIT 1),
+                (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = \(tenantID)
+                 ORDER BY n.created_at, n.id LIMIT 1)) w(key)
+            CROSS JOIN LATERAL (
+                SELECT n.* FROM tenant_notes n
+                WHERE \(condition)\(keyset)
+                  AND search_time_keys(n.tenant_id, n.created_at) @> ARRAY[w.key]
+                ORDER BY n.created_at DESC, n.id DESC
+                LIMIT \(list.limit + 1)
+            ) m
+            WHERE (SELECT needed FROM fallback)
+            LIMIT \(list.limit + 1)
             """
     }
 }
