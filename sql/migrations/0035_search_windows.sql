@@ -24,6 +24,8 @@
 -- and keeps its own tenant's rows: such a search asks the index only for a word too rare
 -- to find by walking.
 --
+-- search_week is named with its schema: pg_restore rebuilds the index with an empty
+-- search_path, and an unqualified call failed the restore (and the grants after it).
 -- The arithmetic is immutable (an interval since the epoch, not extract(epoch FROM t),
 -- which is only stable), so these SQL functions are inlined into the index expression and
 -- its rechecks: 1 µs a row, against 70 µs as a function call.
@@ -34,16 +36,16 @@ $$;
 
 CREATE FUNCTION search_time_keys(tenant bigint, t timestamptz) RETURNS bigint[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
-    SELECT ARRAY[tenant * 16777216 + search_week(t),
-                 tenant * 16777216 + 4194304 + search_week(t) / 4,
-                 tenant * 16777216 + 8388608 + search_week(t) / 16]
+    SELECT ARRAY[tenant * 16777216 + public.search_week(t),
+                 tenant * 16777216 + 4194304 + public.search_week(t) / 4,
+                 tenant * 16777216 + 8388608 + public.search_week(t) / 16]
 $$;
 
 CREATE FUNCTION search_windows(tenant bigint, newest timestamptz, oldest timestamptz) RETURNS SETOF bigint
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT ROWS 10 AS $$
 DECLARE
-    week int := search_week(newest);
-    last int := search_week(oldest);
+    week int := public.search_week(newest);
+    last int := public.search_week(oldest);
 BEGIN
     WHILE week >= last LOOP
         IF (week + 1) % 16 = 0 THEN
