@@ -24,21 +24,31 @@
 -- and keeps its own tenant's rows: such a search asks the index only for a word too rare
 -- to find by walking.
 --
--- search_week is named with its schema: pg_restore rebuilds the index with an empty
+-- The functions are named with their schema: pg_restore rebuilds the index with an empty
 -- search_path, and an unqualified call failed the restore (and the grants after it).
 -- The arithmetic is immutable (an interval since the epoch, not extract(epoch FROM t),
 -- which is only stable), so these SQL functions are inlined into the index expression and
--- its rechecks: 1 µs a row, against 70 µs as a function call.
+-- its rechecks (search_week: 1 µs a row, against 70 µs as a function call).
 CREATE FUNCTION search_week(t timestamptz) RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
     SELECT floor(date_part('epoch', t - timestamptz '1970-01-01 00:00:00+00') / 604800)::int
 $$;
 
+-- The key of the window of `weeks` (1, 4 or 16) weeks that holds `week`: the one place the
+-- layout above is written, for the index (search_time_keys) and the search (search_windows).
+-- Not STRICT: PostgreSQL inlines a STRICT SQL function only if its body is strict, and a
+-- CASE is not (declared STRICT, search_time_keys took 78 µs a row instead of 7.4). A NULL
+-- argument still gives NULL, through the arithmetic.
+CREATE FUNCTION search_window_key(tenant bigint, week int, weeks int) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT tenant * 16777216 + CASE weeks WHEN 1 THEN 0 WHEN 4 THEN 4194304 ELSE 8388608 END + week / weeks
+$$;
+
 CREATE FUNCTION search_time_keys(tenant bigint, t timestamptz) RETURNS bigint[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
-    SELECT ARRAY[tenant * 16777216 + public.search_week(t),
-                 tenant * 16777216 + 4194304 + public.search_week(t) / 4,
-                 tenant * 16777216 + 8388608 + public.search_week(t) / 16]
+    SELECT ARRAY[public.search_window_key(tenant, public.search_week(t), 1),
+                 public.search_window_key(tenant, public.search_week(t), 4),
+                 public.search_window_key(tenant, public.search_week(t), 16)]
 $$;
 
 CREATE FUNCTION search_windows(tenant bigint, newest timestamptz, oldest timestamptz) RETURNS SETOF bigint
@@ -46,18 +56,13 @@ LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT ROWS 10 AS $$
 DECLARE
     week int := public.search_week(newest);
     last int := public.search_week(oldest);
+    weeks int;
 BEGIN
     WHILE week >= last LOOP
-        IF (week + 1) % 16 = 0 THEN
-            RETURN NEXT tenant * 16777216 + 8388608 + week / 16;
-            week := week - 16;
-        ELSIF (week + 1) % 4 = 0 THEN
-            RETURN NEXT tenant * 16777216 + 4194304 + week / 4;
-            week := week - 4;
-        ELSE
-            RETURN NEXT tenant * 16777216 + week;
-            week := week - 1;
-        END IF;
+        -- The widest window whose last week this is.
+        weeks := CASE WHEN (week + 1) % 16 = 0 THEN 16 WHEN (week + 1) % 4 = 0 THEN 4 ELSE 1 END;
+        RETURN NEXT public.search_window_key(tenant, week, weeks);
+        week := week - weeks;
     END LOOP;
 END
 $$;

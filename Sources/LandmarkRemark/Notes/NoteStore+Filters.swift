@@ -62,8 +62,8 @@ extension NoteStore {
     }
 
     /// Substring search, folded (`SearchText.matches`): `LIKE '%…%'` on the folded body is
-    /// answered by the pg_trgm GIN index on `(tenant_id, body_folded)`, or for two characters
-    /// by the bigram one on `(tenant_id, search_bigrams(body_folded))`; usernames were matched beforehand (`resolved`), and their
+    /// answered by `notes_search` (migration 0035), through the folded body's trigrams, or for two
+    /// characters its bigrams; usernames were matched beforehand (`resolved`), and their
     /// notes are found through the `(tenant_id, user_id, …)` index. For `in=all` the
     /// planner ORs the two bitmap scans.
     private static func searchCondition(_ search: NoteFilters.Search, tenantID: Int64, foldedOnce: Bool) -> PostgresQuery {
