@@ -48,19 +48,25 @@ DEFINES=(-D tenant="$TENANT" -D viewer="$VIEWER" -D tenant2="$TENANT2" -D viewer
 # Shapes that share a statement name it on a line `-- @<part>: <condition>`, replaced here
 # by shapes/<part>.sql.part with <condition> as its @CONDITION@ (pgbench has no include):
 # the walking newest-first statement (newest-walk) and the cluster grid's (grid-clusters).
+# A part with a @MATCHES@ line takes shapes/<part>-matches.sql.part there, or with
+# `-- @<part>[<variant>]: <condition>` shapes/<part>-matches-<variant>.sql.part.
 expand_parts() {
     python3 - "$1" bench/shapes <<'PY'
 import os, re, sys
 script, parts = sys.argv[1], sys.argv[2]
-marker = re.compile(r"^-- @([a-z-]+): ?(.*)$")
+marker = re.compile(r"^-- @([a-z-]+)(?:\[([a-z-]+)\])?: ?(.*)$")
+def read(name):
+    return "".join(l for l in open(os.path.join(parts, name + ".sql.part")) if not l.startswith("--"))
 for line in open(script):
     found = marker.match(line)
     if not found:
         sys.stdout.write(line)
         continue
-    part = os.path.join(parts, found.group(1) + ".sql.part")
-    statement = "".join(l for l in open(part) if not l.startswith("--"))
-    sys.stdout.write(statement.replace("@CONDITION@", found.group(2).strip()))
+    name, variant, condition = found.groups()
+    statement = read(name)
+    if "@MATCHES@\n" in statement:
+        statement = statement.replace("@MATCHES@\n", read(name + "-matches" + (f"-{variant}" if variant else "")))
+    sys.stdout.write(statement.replace("@CONDITION@", condition.strip()))
 PY
 }
 

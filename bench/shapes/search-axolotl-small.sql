@@ -7,5 +7,5 @@
 SELECT 'axolotl' AS q \gset
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);
--- @newest-walk-windowed: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND n.body_folded LIKE (SELECT search_pattern(:q))
+-- @newest-walk[windowed]: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND n.body_folded LIKE (SELECT search_pattern(:q))
 COMMIT;

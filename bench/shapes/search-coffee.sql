@@ -5,5 +5,5 @@
 SELECT '%coffee%' AS p \gset
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);
--- @newest-walk-windowed: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND n.body_folded LIKE :p
+-- @newest-walk[windowed]: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND n.body_folded LIKE :p
 COMMIT;
