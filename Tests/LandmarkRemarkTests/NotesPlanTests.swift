@@ -23,11 +23,7 @@ struct NotesPlanTests {
         let slug = try await TestEnvironment.makeTenant()
         let tenantID = try await NotesFixture.tenantID(slug)
         let viewerID = try await TestEnvironment.withOwnerPool { pool in
-            let users = try await pool.query("""
-                INSERT INTO users (tenant_id, username, password_hash)
-                SELECT \(tenantID), 'planner' || g, 'not a hash' FROM generate_series(1, 50) g
-                RETURNING id
-                """).map { try $0.decode(Int64.self, column: 0) }
+            let users = try await NotesFixture.insertUsers(tenantID: tenantID, prefix: "planner", count: 50, on: pool)
             // With the event trigger off, in batches (NotesFixture.insertGenerated), and the
             // same locations every run, so the boxes below hold the same notes.
             try await NotesFixture.insertGenerated(count: Self.noteCount, seed: 0.25, on: pool) { from, to in

@@ -25,11 +25,7 @@ import Testing
         let slug = try await TestEnvironment.makeTenant()
         let tenantID = try await NotesFixture.tenantID(slug)
         let userIDs = try await TestEnvironment.withOwnerPool { pool in
-            let users = try await pool.query("""
-                INSERT INTO users (tenant_id, username, password_hash)
-                SELECT \(tenantID), 'window' || g, 'not a hash' FROM generate_series(1, 3) g
-                RETURNING id
-                """).map { try $0.decode(Int64.self, column: 0) }
+            let users = try await NotesFixture.insertUsers(tenantID: tenantID, prefix: "window", count: 3, on: pool)
             try await NotesFixture.insertGenerated(count: 20_000, seed: 0.75, on: pool) { from, to in
                 """
                 INSERT INTO notes (tenant_id, user_id, body, location, visibility, created_at, updated_at)

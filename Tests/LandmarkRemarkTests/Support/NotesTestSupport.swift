@@ -93,6 +93,16 @@ enum NotesFixture {
         }
     }
 
+    /// Inserts `count` users named `<prefix>1`, `<prefix>2`, … into the tenant as the owner,
+    /// without a usable password (they never log in), and returns their ids in that order.
+    static func insertUsers(tenantID: Int64, prefix: String, count: Int, on pool: PostgresPool) async throws -> [Int64] {
+        try await pool.query("""
+            INSERT INTO users (tenant_id, username, password_hash)
+            SELECT \(tenantID), \(prefix) || g, 'not a hash' FROM generate_series(1, \(count)) g
+            RETURNING id
+            """).map { try $0.decode(Int64.self, column: 0) }
+    }
+
     /// The id of the tenant with `slug`.
     static func tenantID(_ slug: String) async throws -> Int64 {
         try await TestEnvironment.ownerScalar("SELECT id FROM tenants WHERE slug = \(slug)", as: Int64.self)
