@@ -9,8 +9,13 @@ import Testing
 
 /// The Swift client (clients/LandmarkRemarkClient) against the real service on a real socket.
 enum ClientTest {
+    /// By default its requests may take 120 s, not the client's own 30: with both cores busy
+    /// (stress-ng beside the suite, and CI's shared cores) twenty concurrent calls and their
+    /// refresh ran past 30 s. Only a failing test waits that long.
     static func client(port: Int, tenant: String, transport: (any ClientTransport)? = nil) -> LandmarkRemark {
-        LandmarkRemark(baseURL: URL(string: "http://127.0.0.1:\(port)")!, tenant: tenant, transport: transport)
+        LandmarkRemark(
+            baseURL: URL(string: "http://127.0.0.1:\(port)")!, tenant: tenant,
+            transport: transport ?? AsyncHTTPClientTransport(configuration: .init(timeout: .seconds(120))))
     }
 
     /// Makes every access token of `username` expire now, behind the client's back: the
