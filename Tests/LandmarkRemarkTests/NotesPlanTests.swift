@@ -344,7 +344,18 @@ struct NotesPlanTests {
 
         var parameters = try QueryParameters(query: "")
         let filters = try NoteFilters(&parameters)
-        let cursor = KeysetCursor(key: .newest(createdMicros: 1_700_000_000_000_000, id: 50_000)).encoded(fingerprint: filters.fingerprint)
+        // The cursor of the tenant's middle note, so half its notes lie past it. A cursor
+        // before every note (a fixed 2023 date once) leaves the planner an estimate of one
+        // row, where a bitmap scan and a sort cost about what the index scan does: CI once
+        // planned it that way.
+        let (micros, id) = try await TestEnvironment.withOwnerPool { pool in
+            let row = try await pool.query("""
+                SELECT (extract(epoch FROM created_at) * 1000000)::bigint, id FROM notes
+                WHERE tenant_id = \(tenantID) ORDER BY created_at, id OFFSET \(Self.noteCount / 2) LIMIT 1
+                """)[0]
+            return (try row.decode(Int64.self, column: 0), try row.decode(Int64.self, column: 1))
+        }
+        let cursor = KeysetCursor(key: .newest(createdMicros: micros, id: id)).encoded(fingerprint: filters.fingerprint)
         let deep = try await Self.plan("cursor=\(cursor)", tenantID: tenantID, viewerID: viewerID)
         #expect(deep.contains("Index Scan using notes_newest on notes"), "\(deep)")
         #expect(deep.contains("ROW(created_at, id) < ROW("), "the keyset is an index condition\n\(deep)")
