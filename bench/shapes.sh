@@ -48,8 +48,8 @@ DEFINES=(-D tenant="$TENANT" -D viewer="$VIEWER" -D tenant2="$TENANT2" -D viewer
 # Shapes that share a statement name it on a line `-- @<part>: <condition>`, replaced here
 # by shapes/<part>.sql.part with <condition> as its @CONDITION@ (pgbench has no include):
 # the walking newest-first statement (newest-walk) and the cluster grid's (grid-clusters).
-# A part with a @MATCHES@ line takes shapes/<part>-matches.sql.part there, or with
-# `-- @<part>[<variant>]: <condition>` shapes/<part>-matches-<variant>.sql.part.
+# With `-- @<part>[<variant>]: <condition>`, the part's @VARIANT@ line is replaced by
+# shapes/<part>-<variant>.sql.part (newest-walk: `further` or `windows`).
 expand_parts() {
     python3 - "$1" bench/shapes <<'PY'
 import os, re, sys
@@ -64,8 +64,8 @@ for line in open(script):
         continue
     name, variant, condition = found.groups()
     statement = read(name)
-    if "@MATCHES@\n" in statement:
-        statement = statement.replace("@MATCHES@\n", read(name + "-matches" + (f"-{variant}" if variant else "")))
+    if "@VARIANT@\n" in statement:
+        statement = statement.replace("@VARIANT@\n", read(f"{name}-{variant}"))
     sys.stdout.write(statement.replace("@CONDITION@", condition.strip()))
 PY
 }
@@ -85,7 +85,7 @@ for shape in "${SHAPES[@]}"; do
     script=$SHAPES_DIR/$shape.sql
     protocol=$(sed -n 's/^-- pgbench-protocol: //p' "$script")
     rm -f "$OUT/$shape".*
-    if grep -qE '^-- @[a-z-]+:' "$script"; then
+    if grep -qE '^-- @[a-z-]+(\[[a-z-]+\])?:' "$script"; then
         expand_parts "$script" > "$OUT/$shape.script.sql"
         script=$OUT/$shape.script.sql
     fi

@@ -4,10 +4,11 @@ import HummingbirdTesting
 import Postgres
 import Testing
 
-/// Newest-first search of a rare word asks the text index one time window at a time
-/// (migration 0035, `NoteStore.rareMatches`). Over notes spread across three years, with
-/// bursts and long gaps, every page is exactly what the plain statement (every match,
-/// sorted) gives, across pages, while others write.
+/// Newest-first search of a word the walk of the newest notes does not find a page of asks
+/// the text index one time window at a time (migration 0036, `NoteStore.windowedMatches`).
+/// Over notes spread across three years, with bursts and long gaps, every page is exactly
+/// what the plain statement (every match, sorted) gives, across pages, while others write;
+/// the windows tile the tenant's time newest first, and the first is sized to the page.
 @Suite(.timeLimit(.minutes(3))) struct SearchWindowTests {
     /// One tenant for the suite: 3 users and 20,000 notes, one every 1.5 hours on average
     /// going back 3.4 years, in groups of 4 at the same microsecond (ties the keyset must break
@@ -93,21 +94,63 @@ import Testing
         }
     }
 
-    /// The page is found window by window: several windows asked, each with the word, and
-    /// the page exact. (Plans are single-server: see NotesPlanTests.)
+    /// The first window is sized to the page: `wombat`, in 1 note of 250 (at most 3 in the
+    /// newest 1,000, which span 1,500 hours), needs over 19,000 hours for 51 matches, so the
+    /// first window is 65,536 hours and holds the page; for a page of 3, 4,096 hours or more,
+    /// which hold 3. (0035's weeks asked more than 3 windows for it.) Every page is exact; the
+    /// tests above walk many windows, page after page.
     @Test(.disabled(if: CitusRoutingTests.onCitus, "single-server plans"))
-    func windowsWidenUntilThePageIsFull() async throws {
+    func windowsAreSizedToThePage() async throws {
         let (_, tenantID, userIDs) = try await Self.seeded.value
         let viewerID = userIDs[0]
-        let plan = try await NotesPlanTests.plan("q=wombat&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
-        #expect(NotesPlanTests.branchesRun(plan) == ["walked", "matches"], "\(plan)")
-        let matches = NotesPlanTests.cte(plan, "matches")
-        #expect(NotesPlanTests.asksWindowAndText(matches), "\(plan)")
-        // 1 match in the newest 1,000 notes (~6 weeks), 51 needed: more than 3 windows.
-        let windows = matches.firstMatch(of: /Function Scan on search_windows w \(actual rows=(\d+)/).map { Int($0.1)! } ?? 0
-        #expect(windows > 3, "\(plan)")
-        for query in ["q=wombat&in=body", "q=WOMBAT", "q=wombat&in=body&limit=9"] {
+        func windowsRun(_ query: String) async throws -> Int {
+            let plan = try await NotesPlanTests.plan(query, tenantID: tenantID, viewerID: viewerID, analyze: true)
+            #expect(NotesPlanTests.branchesRun(plan) == ["walked", "matches"], "\(plan)")
+            let matches = NotesPlanTests.cte(plan, "matches")
+            #expect(NotesPlanTests.asksWindowAndText(matches), "\(plan)")
+            return matches.firstMatch(of: /Function Scan on search_hour_windows w \(actual rows=(\d+)/).map { Int($0.1)! } ?? 0
+        }
+        let page = try await windowsRun("q=wombat&in=body")
+        #expect(page == 1, "one window holds the page")
+        let small = try await windowsRun("q=wombat&in=body&limit=3")
+        #expect(small == 1, "one window holds the page")
+        for query in ["q=wombat&in=body", "q=WOMBAT", "q=wombat&in=body&limit=9", "q=wombat&in=body&limit=3"] {
             try await NotesPlanTests.expectPagesExact(query, tenantID: tenantID, viewerID: viewerID)
         }
+    }
+
+    /// `search_hour_windows` over 3,000 random spans and rates: the first window holds the newest
+    /// hour, each next one ends the hour before the last began (no gap, no overlap), is as
+    /// wide or 4 times as wide, and the last reaches the oldest; the first is the narrowest
+    /// expected to hold the page at the rate seen (at least one match assumed, 4^8 hours at most).
+    @Test func windowsTileTheTimeNewestFirst() async throws {
+        try await TestEnvironment.migrate()
+        let faults = try await TestEnvironment.withOwnerPool { pool in
+            try await pool.query("""
+                WITH args AS (
+                    SELECT c, newest, newest - random() ^ 3 * interval '3000 hours' AS edge,
+                           newest - random() ^ 2 * interval '70000 hours' AS oldest, (random() * 60)::bigint AS seen,
+                           1 + (random() * 200)::int AS wanted
+                    FROM (SELECT c, now() - random() * interval '100 hours' AS newest FROM generate_series(1, 3000) c) s
+                ), windows AS (
+                    SELECT a.*, w.i, ((w.key >> 24) & 15)::int AS level, w.key & 16777215 AS number, w.key >> 28 AS tenant
+                    FROM args a, search_hour_windows(77, a.newest, a.edge, a.oldest, a.seen, a.wanted) WITH ORDINALITY w(key, i)
+                ), spans AS (
+                    SELECT *, number << (2 * level) AS first_hour, ((number + 1) << (2 * level)) - 1 AS last_hour,
+                           lag(number << (2 * level)) OVER (PARTITION BY c ORDER BY i) AS last_began,
+                           lag(level) OVER (PARTITION BY c ORDER BY i) AS last_level,
+                           least(8, ceil(ln(greatest(date_part('epoch', newest - edge) / 3600 * wanted / greatest(seen, 1), 1)) / ln(4))) AS sized
+                    FROM windows
+                )
+                SELECT 'first' FROM spans WHERE i = 1 AND (NOT search_hour(newest) BETWEEN first_hour AND last_hour OR level <> sized)
+                UNION ALL SELECT 'gap' FROM spans WHERE i > 1 AND last_hour <> last_began - 1
+                UNION ALL SELECT 'width' FROM spans WHERE i > 1 AND level NOT IN (last_level, last_level + 1)
+                UNION ALL SELECT 'tenant' FROM spans WHERE tenant <> 77
+                UNION ALL SELECT 'short' FROM spans GROUP BY c, oldest HAVING min(first_hour) > search_hour(oldest)
+                UNION ALL SELECT 'long' FROM spans GROUP BY c, oldest HAVING count(*) FILTER (WHERE last_hour < search_hour(oldest)) > 0
+                UNION ALL SELECT 'cases' WHERE (SELECT count(DISTINCT c) FROM spans) <> 3000
+                """).map { try $0.decode(String.self, column: 0) }
+        }
+        #expect(faults.isEmpty, "\(Set(faults))")
     }
 }

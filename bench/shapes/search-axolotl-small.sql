@@ -1,5 +1,5 @@
 -- search-axolotl-small: GET /v1/notes?q=axolotl&in=body&limit=50 in the small tenant (bench2, 100,000 notes)
--- The SQL of NoteList.newestStatement (walk, walk further, or the matches window by window); prepared, as the service runs it.
+-- The SQL of NoteStore.newestStatement (walk, then the text index window by window, the first sized by the walk); prepared, as the service runs it.
 -- pgbench-protocol: prepared
 \set lim 51
 \set tenant :tenant2
@@ -7,5 +7,5 @@
 SELECT 'axolotl' AS q \gset
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);
--- @newest-walk[windowed]: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND n.body_folded LIKE (SELECT search_pattern(:q))
+-- @newest-walk[windows]: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND n.body_folded LIKE (SELECT search_pattern(:q))
 COMMIT;

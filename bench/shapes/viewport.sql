@@ -1,5 +1,5 @@
 -- viewport: GET /v1/notes?bbox=<10 km box in London>&limit=50 (newest first)
--- The SQL of NoteList.newestStatement (walk, walk further, or every match); prepared, as the service runs it.
+-- The SQL of NoteStore.newestStatement (walk, walk further, or every match); prepared, as the service runs it.
 -- pgbench-protocol: prepared
 \set lim 51
 \set min_lng -0.1278 - 0.045 * 1.606648816 + random(-1000, 1000) / 111320.0
@@ -8,5 +8,5 @@
 \set max_lat :min_lat + 0.09
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);
--- @newest-walk: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND (((n.location::geometry && ST_MakeEnvelope(:min_lng, :min_lat, :max_lng, :max_lat, 4326) AND ST_X(n.location::geometry) BETWEEN :min_lng AND :max_lng)) AND ST_Y(n.location::geometry) BETWEEN :min_lat AND :max_lat)
+-- @newest-walk[further]: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND (((n.location::geometry && ST_MakeEnvelope(:min_lng, :min_lat, :max_lng, :max_lat, 4326) AND ST_X(n.location::geometry) BETWEEN :min_lng AND :max_lng)) AND ST_Y(n.location::geometry) BETWEEN :min_lat AND :max_lat)
 COMMIT;

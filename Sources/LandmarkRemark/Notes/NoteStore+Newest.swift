@@ -29,14 +29,15 @@ extension NoteStore {
     /// 1. `walked`: the matches among the newest `newestWalk` notes (the `notes_newest`
     ///    index, filtered, stopping at `limit + 1`). Enough of them, or no notes beyond,
     ///    and that is the page: a common word or a dense box.
-    /// 2. `further`: with at least `newestWalkGoesOn` matches in the walk (1 in 200), the walk
-    ///    goes on from where it stopped (`edge`) through at most `newestWalkFurther` more notes.
-    ///    Walked rows are all newer than `edge`, further ones older, so the walked rows and
-    ///    the first further ones (as many as make `limit + 1`) are the page, when there are
-    ///    that many or the notes ran out.
-    /// 3. `matches`: otherwise the matches are rare: found through the text index one time
-    ///    window at a time (`rareMatches`), or every one of them through the spatial index,
-    ///    sorted. This branch alone is the page.
+    /// 2. A text search (no viewport, no author matched by name) then asks the text index
+    ///    one time window at a time, the first sized by what the walk saw (`windowedStatement`).
+    /// 3. Otherwise, `further`: with at least `newestWalkGoesOn` matches in the walk (1 in
+    ///    200), the walk goes on from where it stopped (`edge`) through at most
+    ///    `newestWalkFurther` more notes. Walked rows are all newer than `edge`, further ones
+    ///    older, so the walked rows and the first further ones (as many as make `limit + 1`)
+    ///    are the page, when there are that many or the notes ran out.
+    /// 4. `matches`: otherwise the matches are rare: every one of them through the spatial
+    ///    index (or the author's), sorted. This branch alone is the page.
     ///
     /// Each branch is gated by one-time filters on the counts before it, so a branch that is
     /// not needed never runs. Either way the rows are exactly the first `limit + 1` matches.
@@ -65,11 +66,8 @@ extension NoteStore {
         // must see them (a LIMIT that is a parameter is guessed at a tenth of the table).
         let walk: PostgresQuery = "\(literal: Self.newestWalk)"
         let walkEdge: PostgresQuery = "\(literal: Self.newestWalk - 1)"
-        let further: PostgresQuery = "\(literal: Self.newestWalkFurther)"
-        let goesOn: PostgresQuery = "\(literal: Self.newestWalkGoesOn)"
-        let pastEdge: PostgresQuery = "(n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))"
-        return """
-            WITH walked AS MATERIALIZED (
+        let walkedAndEdge: PostgresQuery = """
+            walked AS MATERIALIZED (
                 SELECT n.* FROM (
                     SELECT n.* FROM tenant_notes n
                     WHERE n.tenant_id = \(tenantID)\(keyset)
@@ -85,7 +83,36 @@ extension NoteStore {
                 WHERE n.tenant_id = \(tenantID)\(keyset)
                 ORDER BY n.created_at DESC, n.id DESC
                 OFFSET \(walkEdge) LIMIT 1
-            ),
+            )
+            """
+        let pageWithAuthors: PostgresQuery = """
+            SELECT \(Self.noteColumns), (extract(epoch FROM n.created_at) * 1000000)::bigint
+            FROM page n
+            JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
+            ORDER BY n.created_at DESC, n.id DESC
+            """
+        if Self.searchesByTimeWindows(filters) {
+            return """
+                WITH \(walkedAndEdge),
+                fallback AS MATERIALIZED (
+                    SELECT (SELECT count(*) FROM walked) < \(rows) AND EXISTS (SELECT FROM edge) AS needed
+                ),
+                matches AS MATERIALIZED (
+                \(Self.windowedMatches(limit: limit, condition: condition, keyset: keyset, tenantID: tenantID))
+                ),
+                page AS (
+                    SELECT * FROM walked WHERE NOT (SELECT needed FROM fallback)
+                    UNION ALL
+                    (SELECT * FROM matches ORDER BY created_at DESC, id DESC LIMIT \(rows))
+                )
+                \(pageWithAuthors)
+                """
+        }
+        let further: PostgresQuery = "\(literal: Self.newestWalkFurther)"
+        let goesOn: PostgresQuery = "\(literal: Self.newestWalkGoesOn)"
+        let pastEdge: PostgresQuery = "(n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))"
+        return """
+            WITH \(walkedAndEdge),
             branch AS MATERIALIZED (
                 SELECT CASE WHEN (SELECT count(*) FROM walked) = \(rows) OR NOT EXISTS (SELECT FROM edge) THEN 'walked'
                             WHEN (SELECT count(*) FROM walked) >= \(goesOn) THEN 'further'
@@ -112,7 +139,9 @@ extension NoteStore {
                                                       LIMIT \(further)) w) = \(further)) AS needed
             ),
             matches AS MATERIALIZED (
-            \(Self.rareMatches(list, condition: condition, keyset: keyset, tenantID: tenantID))
+                SELECT n.* FROM tenant_notes n
+                WHERE \(condition)\(keyset)
+                  AND (SELECT needed FROM fallback)
             ),
             page AS (
                 SELECT * FROM walked WHERE NOT (SELECT needed FROM fallback)
@@ -121,49 +150,46 @@ extension NoteStore {
                 UNION ALL
                 (SELECT * FROM matches ORDER BY created_at DESC, id DESC LIMIT \(rows))
             )
-            SELECT \(Self.noteColumns), (extract(epoch FROM n.created_at) * 1000000)::bigint
-            FROM page n
-            JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
-            ORDER BY n.created_at DESC, n.id DESC
+            \(pageWithAuthors)
             """
     }
 
-    /// The rare matches, newest first, at most the page's rows. A text search (no viewport,
-    /// no author matched by name) asks the text index one time window at a time, newest
-    /// first, until the page is full (`search_windows`, migration 0035): each window's matches
-    /// come sorted and windows do not overlap, so the first `limit + 1` rows of their
-    /// concatenation are the page, and the windows past it are never read. Its cost follows
-    /// the page, not the number of matches (`axolotl` at ten million notes: 5,000 rows fetched
-    /// and sorted before). The windows run from the newest note (before the cursor) back to
-    /// the oldest, both read from `notes_newest`.
-    ///
-    /// Otherwise (a viewport, or authors by name, whose own indexes know no time) every match,
-    /// through that index: a CTE without ORDER BY, so an estimate cannot turn it back into a walk.
-    static func rareMatches(_ list: NoteList, condition: PostgresQuery, keyset: PostgresQuery, tenantID: Int64) -> PostgresQuery {
-        let filters = list.filters
-        guard filters.searchesText, filters.bbox == nil, filters.search?.userIDs?.isEmpty ?? true else {
-            return """
-                SELECT n.* FROM tenant_notes n
-                WHERE \(condition)\(keyset)
-                  AND (SELECT needed FROM fallback)
-                """
-        }
-        return """
-            SELECT m.* FROM search_windows(
-                \(tenantID),
-                (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = \(tenantID)\(keyset)
-                 ORDER BY n.created_at DESC, n.id DESC LIMIT 1),
-                (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = \(tenantID)
-                 ORDER BY n.created_at, n.id LIMIT 1)) w(key)
-            CROSS JOIN LATERAL (
-                SELECT n.* FROM tenant_notes n
-                WHERE \(condition)\(keyset)
-                  AND search_time_keys(n.tenant_id, n.created_at) @> ARRAY[w.key]
-                ORDER BY n.created_at DESC, n.id DESC
-                LIMIT \(list.limit + 1)
-            ) m
-            WHERE (SELECT needed FROM fallback)
-            LIMIT \(list.limit + 1)
-            """
+    /// Whether the page is found in time windows of the text index: a text search with no
+    /// viewport and no author matched by name (those have indexes of their own, which know no time).
+    static func searchesByTimeWindows(_ filters: NoteFilters) -> Bool {
+        filters.searchesText && filters.bbox == nil && (filters.search?.userIDs?.isEmpty ?? true)
+    }
+
+    /// The page when the walk did not fill it, from the text index one time window at a
+    /// time, newest first (`search_hour_windows`, migration 0036): each window's matches come
+    /// sorted and windows do not overlap, so the first `limit + 1` rows of their
+    /// concatenation are the page, and the windows past it are never read. The first window
+    /// is the one expected to hold a page at the rate of matches the walk saw among the
+    /// newest notes (from the newest before the cursor to `edge`); the next ones widen by 4
+    /// at most. So a word of 1 note in 100 starts with an hour or a few, a rare one with
+    /// months, and the cost follows the page, not the number of matches (`axolotl` at ten
+    /// million notes: 5,000 rows fetched and sorted before 0035). The windows reach back to
+    /// the tenant's oldest note; both ends are read from `notes_newest`.
+    static func windowedMatches(limit: Int, condition: PostgresQuery, keyset: PostgresQuery, tenantID: Int64) -> PostgresQuery {
+        """
+        SELECT m.* FROM search_hour_windows(
+            \(tenantID),
+            (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = \(tenantID)\(keyset)
+             ORDER BY n.created_at DESC, n.id DESC LIMIT 1),
+            (SELECT created_at FROM edge),
+            (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = \(tenantID)
+             ORDER BY n.created_at, n.id LIMIT 1),
+            (SELECT count(*) FROM walked),
+            \(limit + 1)) w(key)
+        CROSS JOIN LATERAL (
+            SELECT n.* FROM tenant_notes n
+            WHERE \(condition)\(keyset)
+              AND search_hour_keys(n.tenant_id, n.created_at) @> ARRAY[w.key]
+            ORDER BY n.created_at DESC, n.id DESC
+            LIMIT \(limit + 1)
+        ) m
+        WHERE (SELECT needed FROM fallback)
+        LIMIT \(limit + 1)
+        """
     }
 }
