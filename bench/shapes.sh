@@ -49,12 +49,14 @@ DEFINES=(-D tenant="$TENANT" -D viewer="$VIEWER" -D tenant2="$TENANT2" -D viewer
 # by shapes/<part>.sql.part with <condition> as its @CONDITION@ (pgbench has no include):
 # the walking newest-first statement (newest-walk) and the cluster grid's (grid-clusters).
 # With `-- @<part>[<variant>]: <condition>`, the part's @VARIANT@ line is replaced by
-# shapes/<part>-<variant>.sql.part (newest-walk: `further` or `windows`).
+# shapes/<part>-<variant>.sql.part, and then a @MATCHES@ line by shapes/<part>-matches-<last>.sql.part
+# where <variant> is `<first>+<last>` or that file exists for <variant>, else by shapes/<part>-matches.sql.part
+# (newest-walk: `further`, `further+windows` or `windows`).
 expand_parts() {
     python3 - "$1" bench/shapes <<'PY'
 import os, re, sys
 script, parts = sys.argv[1], sys.argv[2]
-marker = re.compile(r"^-- @([a-z-]+)(?:\[([a-z-]+)\])?: ?(.*)$")
+marker = re.compile(r"^-- @([a-z-]+)(?:\[([a-z+-]+)\])?: ?(.*)$")
 def read(name):
     return "".join(l for l in open(os.path.join(parts, name + ".sql.part")) if not l.startswith("--"))
 for line in open(script):
@@ -65,7 +67,11 @@ for line in open(script):
     name, variant, condition = found.groups()
     statement = read(name)
     if "@VARIANT@\n" in statement:
-        statement = statement.replace("@VARIANT@\n", read(f"{name}-{variant}"))
+        first, last = variant.split("+")[0], variant.split("+")[-1]
+        statement = statement.replace("@VARIANT@\n", read(f"{name}-{first}"))
+        own = f"{name}-matches-{last}"
+        matches = own if os.path.exists(os.path.join(parts, own + ".sql.part")) else f"{name}-matches"
+        statement = statement.replace("@MATCHES@\n", read(matches))
     sys.stdout.write(statement.replace("@CONDITION@", condition.strip()))
 PY
 }
@@ -85,7 +91,7 @@ for shape in "${SHAPES[@]}"; do
     script=$SHAPES_DIR/$shape.sql
     protocol=$(sed -n 's/^-- pgbench-protocol: //p' "$script")
     rm -f "$OUT/$shape".*
-    if grep -qE '^-- @[a-z-]+(\[[a-z-]+\])?:' "$script"; then
+    if grep -qE '^-- @[a-z-]+(\[[a-z+-]+\])?:' "$script"; then
         expand_parts "$script" > "$OUT/$shape.script.sql"
         script=$OUT/$shape.script.sql
     fi

@@ -233,7 +233,8 @@ struct NotesPlanTests {
     }
 
     /// Newest-first search: a common word is found by the walk, rarer ones through the text
-    /// index, one time window at a time; usernames resolve
+    /// index, one time window at a time, a phrase in 1 note of a few hundred by walking
+    /// further; usernames resolve
     /// first, then many authors' notes are walked newest first and one author's come from
     /// `notes_author_newest`. The choice is made by the statement from the rows it sees, so
     /// it is prepared: the service plans it once per connection.
@@ -252,11 +253,18 @@ struct NotesPlanTests {
         #expect(Self.branchesRun(fewer) == ["walked", "matches"], "\(fewer)")
         #expect(Self.asksWindowAndText(Self.cte(fewer, "matches")), "\(fewer)")
 
-        // "coffee note 999": 14 visible in the newest 1,000 (coffee notes 99900 to 99996) and one
-        // more (9996) far back: the trigram index finds them all.
+        // "coffee note 999", a phrase: 14 visible in the newest 1,000 (coffee notes 99900 to
+        // 99996) and one more (9996) far back: the walk goes on, finds none in its further
+        // 15,000, and the text index finds the rest window by window.
         let burst = try await Self.plan("q=coffee note 999&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
-        #expect(Self.branchesRun(burst) == ["walked", "matches"], "\(burst)")
+        #expect(Self.branchesRun(burst) == ["walked", "further", "matches"], "\(burst)")
         #expect(Self.cte(burst, "matches").contains("Bitmap Index Scan on notes_search (actual rows="), "\(burst)")
+        #expect(Self.asksWindowAndText(Self.cte(burst, "matches")), "\(burst)")
+
+        // "beach note 9", a phrase: ~150 visible in the newest 1,000 (notes 99001 to 100000, one
+        // in six a beach), a page of 200: the walk goes on and fills it from notes 9xxxx.
+        let phrase = try await Self.plan("q=beach note 9&in=body&limit=200", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.branchesRun(phrase) == ["walked", "further"], "\(phrase)")
 
         // One note in 5,000: the trigram index.
         let rare = try await Self.plan("q=lighthouse&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
@@ -273,7 +281,7 @@ struct NotesPlanTests {
         #expect(Self.branchesRun(boxed) == ["walked", "matches"], "\(boxed)")
         #expect(Self.cte(boxed, "matches").contains("Bitmap Index Scan on notes_search (actual rows="), "\(boxed)")
 
-        for query in ["q=coffee&in=body", "q=977&in=body", "q=coffee%20note%20999&in=body", "q=lighthouse&in=body",
+        for query in ["q=coffee&in=body", "q=977&in=body", "q=coffee%20note%20999&in=body", "q=beach%20note%209&in=body&limit=200", "q=lighthouse&in=body",
                       "q=lighthouse", "q=977&in=body&limit=3", "q=977&in=body&limit=20", "q=planner7"] {
             try await Self.expectPagesExact(query, tenantID: tenantID, viewerID: viewerID)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+@testable import LandmarkRemark
 import Testing
 
 /// What matches what (issue 37): search ignores case, accents and character width on both
@@ -142,5 +143,13 @@ import Testing
                 #expect(response.status == .unprocessableContent && response.code == "query_too_broad", "\(query): \(response.body)")
             }
         }
+    }
+
+    /// Which texts are phrases (more than one word), which a newest-first search finds by
+    /// walking further rather than window by window (NoteStore.newestStatement).
+    @Test(arguments: [("great view", true), ("coffee note 999", true), ("a-b", true), ("東京 夜景", true),
+                      ("crème", false), ("東京の夜景", false), (" café! ", false), ("100%", false), ("🙂 ok", false)])
+    func phrases(text: String, isPhrase: Bool) {
+        #expect(SearchText(text: text).isPhrase == isPhrase)
     }
 }

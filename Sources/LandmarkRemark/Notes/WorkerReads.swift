@@ -39,7 +39,12 @@ final class WorkerReads: Sendable {
     /// Every statement of those lists, one per shape (its text, parameter types and planning):
     /// what `distribute` installs. The values are placeholders; only the shape counts.
     static func statements() throws -> [PostgresQuery] {
-        let shapes = ["near=0,0", "near=0,0&radius_m=1", "q=word&in=body", "q=word&in=all"]
+        // A word and a phrase search differently (NoteStore.newestStatement), and two
+        // characters through their bigrams (SearchText.matches).
+        var shapes = ["near=0,0", "near=0,0&radius_m=1"]
+        for text in ["word", "two%20words", "ab", "ab%20cd"] {
+            shapes += ["q=\(text)&in=body", "q=\(text)&in=all"]
+        }
         var statements: [PostgresQuery] = []
         for shape in shapes {
             for resumed in [false, true] {

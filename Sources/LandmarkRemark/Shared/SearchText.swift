@@ -56,6 +56,21 @@ struct SearchText: Sendable, Equatable {
         return false
     }
 
+    /// Whether the text has more than one word: runs of letters or digits with something
+    /// else between them (`great view`, `coffee note 999`; not `crème` or 東京の夜景). The
+    /// trigram index finds the notes that hold every trigram of every word, anywhere: for
+    /// two common words many more than hold the phrase (`great view`: 526 notes for 57).
+    var isPhrase: Bool {
+        var runs = 0
+        var inRun = false
+        for character in text {
+            let current = character.isLetter || character.isNumber
+            if current && !inRun { runs += 1 }
+            inRun = current
+        }
+        return runs > 1
+    }
+
     /// Whether an index finds the notes whose bodies hold the text: a trigram or a bigram.
     var isIndexed: Bool { hasTrigram || hasBigram }
 }
