@@ -62,7 +62,7 @@ extension NoteStore {
     }
 
     /// Substring search, folded (`SearchText.matches`): `LIKE '%…%'` on the folded body is
-    /// answered by `notes_search` (migration 0035), through the folded body's trigrams, or for two
+    /// answered by `notes_search` (migration 0036), through the folded body's trigrams, or for two
     /// characters its bigrams; usernames were matched beforehand (`resolved`), and their
     /// notes are found through the `(tenant_id, user_id, …)` index. For `in=all` the
     /// planner ORs the two bitmap scans.

@@ -144,11 +144,9 @@ extension NoteStore {
                                                       LIMIT \(further)) w) = \(further)) AS needed
             ),
             matches AS MATERIALIZED (
-            \(windowed ? Self.windowedMatches(limit: limit, condition: condition, keyset: keyset, tenantID: tenantID) : """
-                SELECT n.* FROM tenant_notes n
-                WHERE \(condition)\(keyset)
-                  AND (SELECT needed FROM fallback)
-                """)
+            \(windowed
+                ? Self.windowedMatches(limit: limit, condition: condition, keyset: keyset, tenantID: tenantID)
+                : Self.everyMatch(condition: condition, keyset: keyset))
             ),
             page AS (
                 SELECT * FROM walked WHERE NOT (SELECT needed FROM fallback)
@@ -159,6 +157,17 @@ extension NoteStore {
             )
             \(pageWithAuthors)
             """
+    }
+
+    /// The page when the walk did not fill it and no time windows serve the search (a viewport,
+    /// an author matched by name, a filter without text): every match, through whichever index
+    /// the planner picks for the condition, sorted by the `matches` CTE's caller.
+    static func everyMatch(condition: PostgresQuery, keyset: PostgresQuery) -> PostgresQuery {
+        """
+        SELECT n.* FROM tenant_notes n
+        WHERE \(condition)\(keyset)
+          AND (SELECT needed FROM fallback)
+        """
     }
 
     /// Whether the page is found in time windows of the text index: a text search with no
@@ -176,7 +185,9 @@ extension NoteStore {
     /// at most. So a word of 1 note in 100 starts with an hour or a few, a rare one with
     /// months, and the cost follows the page, not the number of matches (`axolotl` at ten
     /// million notes: 5,000 rows fetched and sorted before 0035). The windows reach back to
-    /// the tenant's oldest note; both ends are read from `notes_newest`.
+    /// the tenant's oldest note; both ends are read from `notes_newest`. The newest note before
+    /// the cursor is read again here rather than kept by the walk: `walked` holds matches
+    /// only, and one more probe of `notes_newest` (about 20 µs) runs only when the windows do.
     static func windowedMatches(limit: Int, condition: PostgresQuery, keyset: PostgresQuery, tenantID: Int64) -> PostgresQuery {
         """
         SELECT m.* FROM search_hour_windows(

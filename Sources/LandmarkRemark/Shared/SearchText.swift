@@ -49,7 +49,7 @@ struct SearchText: Sendable, Equatable {
     var hasBigram: Bool {
         var previous = false
         for character in text {
-            let current = character.isLetter || character.isNumber
+            let current = Self.isWordCharacter(character)
             if current && previous { return true }
             previous = current
         }
@@ -64,11 +64,17 @@ struct SearchText: Sendable, Equatable {
         var runs = 0
         var inRun = false
         for character in text {
-            let current = character.isLetter || character.isNumber
+            let current = Self.isWordCharacter(character)
             if current && !inRun { runs += 1 }
             inRun = current
         }
         return runs > 1
+    }
+
+    /// A letter or digit, as people count characters: what words (`isPhrase`) and bigrams
+    /// (`hasBigram`) are made of.
+    private static func isWordCharacter(_ character: Character) -> Bool {
+        character.isLetter || character.isNumber
     }
 
     /// Whether an index finds the notes whose bodies hold the text: a trigram or a bigram.
