@@ -51,7 +51,7 @@ DEFINES=(-D tenant="$TENANT" -D viewer="$VIEWER" -D tenant2="$TENANT2" -D viewer
 # With `-- @<part>[<variant>]: <condition>`, the part's @VARIANT@ line is replaced by
 # shapes/<part>-<variant>.sql.part, and then a @MATCHES@ line by shapes/<part>-matches-<last>.sql.part
 # where <variant> is `<first>+<last>` or that file exists for <variant>, else by shapes/<part>-matches.sql.part
-# (newest-walk: `further`, `further+windows` or `windows`).
+# (newest-walk: `further`, `further+windows`, `further+cells` or `windows`).
 expand_parts() {
     python3 - "$1" bench/shapes <<'PY'
 import os, re, sys
@@ -101,7 +101,7 @@ for shape in "${SHAPES[@]}"; do
         || { echo "| $shape | pgbench failed: $(grep -m1 -i error "$OUT/$shape.out") | | | | |"; continue; }
     if [ "$shape" = insert ]; then
         q "DELETE FROM notes WHERE id > $START_ID AND body = 'benchmark note: coffee by the harbour'" >/dev/null
-        q "VACUUM ANALYZE notes" >/dev/null
+        q "VACUUM (ANALYZE, INDEX_CLEANUP ON) notes" >/dev/null
     fi
     read -r count mean p99 < <(cat "$OUT/$shape".[0-9]* | awk '{print $3}' | sort -n | awk '
         { v[NR] = $1; s += $1 } END { i = int(NR * 0.99); if (i < 1) i = 1; printf "%d %.3f %.3f\n", NR, s / NR / 1000, v[i] / 1000 }')

@@ -1,4 +1,4 @@
--- search-axolotl-near: GET /v1/notes?q=axolotl&in=body&near=<London ±5 km>&radius_m=10000&limit=50 (bounded KNN walk, else every match in range)
+-- search-axolotl-near: GET /v1/notes?q=axolotl&in=body&near=<London ±5 km>&radius_m=10000&limit=50 (bounded KNN walk, else every match in range through the cells that cover its circle's box: migration 0038)
 -- pgbench-protocol: extended
 \set lim 51
 \set radius 10000
@@ -50,6 +50,9 @@ by_filter AS MATERIALIZED (
   AND (n.visibility = 'public' OR n.user_id = :viewer)
   AND n.body_folded LIKE '%axolotl%'
   AND _ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius, true)
+  AND search_cell_keys(n.tenant_id, n.location) && (SELECT ARRAY[]::bigint[] || search_cells(:tenant,
+        :lng - degrees(asin(sin(:radius / 6356752.3 * 1.01) / cos(radians(:lat)))), :lat - degrees(:radius / 6356752.3 * 1.01),
+        :lng + degrees(asin(sin(:radius / 6356752.3 * 1.01) / cos(radians(:lat)))), :lat + degrees(:radius / 6356752.3 * 1.01)))
       AND NOT (SELECT by_walk FROM decided)
     ORDER BY distance, n.id
     LIMIT :lim

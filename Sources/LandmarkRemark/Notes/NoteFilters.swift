@@ -118,6 +118,16 @@ struct NoteFilters: Sendable {
     /// Whether `q` looks at note text (`in=body` or `all`).
     var searchesText: Bool { search.map { $0.field != .username } ?? false }
 
+    /// The area whose cells the text index is asked for (`notes_search`'s cell keys, migration
+    /// 0038): for a search of note text in a radius (its circle's box) or a viewport, unless
+    /// authors matched by name make the search an OR of two indexes. Nil: no area, or the
+    /// rows' location is tested with the spatial index as before.
+    var textSearchArea: BoundingBox? {
+        guard searchesText, (search?.userIDs ?? []).isEmpty else { return nil }
+        if let near, let radius { return BoundingBox(around: near, radius: radius) }
+        return bbox
+    }
+
     /// Whether a nearest-first page filters on something its KNN walk cannot use, and so
     /// walks a bounded number of notes before it sorts the matches instead (see `NoteList`).
     var narrowsNearest: Bool { search != nil || author != nil || bbox != nil || placeID != nil }
@@ -133,13 +143,14 @@ struct NoteFilters: Sendable {
     /// matched by name are the exception: PostgreSQL hashes `user_id = ANY(ids)` only when
     /// the array is known at planning (500 ids, compared one by one on every walked row,
     /// cost 8.3 ms a page against 5.7 ms planned each time; bench/results/2026-11-23-search.md).
-    /// Words in a box are the exception too: whether the box's index or the word's finds
-    /// the rare matches cheaper depends on both, and the one plan that fits a busy tenant's
-    /// box took the spatial index for a rare word in London (740 ms a page at ten million
-    /// notes, 42 ms planned for the values; bench/results/2026-11-24-performance.md).
+    /// Words in a box were the exception too until the text index had cells (migration 0038):
+    /// whether the box's index or the word's found the rare matches cheaper depended on both,
+    /// and the one plan that fit a busy tenant's box took the spatial index for a rare word in
+    /// London (740 ms a page at ten million notes; bench/results/2026-11-24-performance.md).
+    /// Now one index answers both halves, and the spatial one is not offered (`textSearchArea`).
     var isPlannedOnce: Bool {
         if near == nil && walksNewestFirst {
-            return (search?.userIDs ?? []).isEmpty && !(searchesText && bbox != nil)
+            return (search?.userIDs ?? []).isEmpty
         }
         return !needsCustomPlan
     }

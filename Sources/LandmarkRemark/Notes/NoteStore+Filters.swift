@@ -17,7 +17,14 @@ extension NoteStore {
             sql.append("\n  AND ST_DWithin(n.location, \(near.geography), \(radius))")
         }
         if let bbox = filters.bbox {
-            sql.append("\n  AND \(bbox.condition(location: "n.location::geometry"))")
+            // A word in a box tests the box in degrees only: offered the spatial index beside
+            // the word's, the planner ANDs every note of a city's box with the word's matches
+            // (17-25 ms for `axolotl` in London at 1M notes), where the text index's cells
+            // find the word in the box alone (`inTextSearchArea`: 3.5 ms).
+            let inBox = filters.textSearchArea == nil
+                ? bbox.condition(location: "n.location::geometry")
+                : bbox.condition(latitude: "ST_Y(n.location::geometry)", longitude: "ST_X(n.location::geometry)")
+            sql.append("\n  AND \(inBox)")
         }
         if let search = filters.search {
             sql.append("\n  AND \(searchCondition(search, tenantID: tenantID, foldedOnce: filters.isPlannedOnce))")
@@ -39,6 +46,22 @@ extension NoteStore {
             sql.append("\n  AND n.place_id = \(placeID)")
         }
         return sql
+    }
+
+    /// For the statements' branch that finds every match through an index (a rare word): the
+    /// condition that the note lies in a cell that covers the search's area, which
+    /// `notes_search` answers with the word's trigrams in the same scan. Empty without an area.
+    /// Only that branch asks it: the walks test the area in the rows, where computing four
+    /// cell keys for each of a thousand notes would cost more than it saves.
+    static func inTextSearchArea(_ filters: NoteFilters, tenantID: Int64) -> PostgresQuery {
+        guard let area = filters.textSearchArea else { return "" }
+        var cells: PostgresQuery = "ARRAY[]::bigint[]"
+        for (west, east) in area.longitudeRanges {
+            cells.append(" || search_cells(\(tenantID), \(west), \(area.minLat), \(east), \(area.maxLat))")
+        }
+        // A subquery, so a statement planned once computes the cover once per run, not once
+        // for every candidate row the index's recheck tests (it is an index condition either way).
+        return "\n  AND search_cell_keys(n.tenant_id, n.location) && (SELECT \(cells))"
     }
 
     /// Finds the users whose names contain `q`, when the search looks at usernames,

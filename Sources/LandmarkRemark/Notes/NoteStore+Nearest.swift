@@ -58,6 +58,7 @@ extension NoteStore {
         if let radius = filters.radius {
             inRange.append("\n  AND _ST_DWithin(n.location, \(origin), \(radius), true)")
         }
+        inRange.append(Self.inTextSearchArea(filters, tenantID: tenantID))
         return """
             WITH candidates AS MATERIALIZED (
                 SELECT n.*, n.location <-> \(origin) AS sphere

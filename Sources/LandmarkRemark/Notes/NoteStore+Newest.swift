@@ -113,6 +113,8 @@ extension NoteStore {
                 \(pageWithAuthors)
                 """
         }
+        var inArea = condition
+        inArea.append(Self.inTextSearchArea(filters, tenantID: tenantID))
         let further: PostgresQuery = "\(literal: Self.newestWalkFurther)"
         let goesOn: PostgresQuery = "\(literal: Self.newestWalkGoesOn)"
         let pastEdge: PostgresQuery = "(n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))"
@@ -146,7 +148,7 @@ extension NoteStore {
             matches AS MATERIALIZED (
             \(windowed
                 ? Self.windowedMatches(limit: limit, condition: condition, keyset: keyset, tenantID: tenantID)
-                : Self.everyMatch(condition: condition, keyset: keyset))
+                : Self.everyMatch(condition: inArea, keyset: keyset))
             ),
             page AS (
                 SELECT * FROM walked WHERE NOT (SELECT needed FROM fallback)

@@ -39,6 +39,35 @@ struct BoundingBox: Sendable, Equatable {
         self.maxLat = maxLat
     }
 
+    /// A box that holds every point within `radius` metres (geodesic, on the WGS 84 spheroid)
+    /// of `center`, with a margin: the circle is measured on a sphere of the spheroid's polar
+    /// radius, the smallest, and widened by 1 %, so the box is never short of the circle (a
+    /// property test checks it against PostGIS). A circle around a pole takes every longitude
+    /// and reaches the pole; one across the antimeridian gives `minLng > maxLng`.
+    init(around center: GeoPoint, radius: Double) {
+        let polarRadius = 6_356_752.3
+        let angle = radius / polarRadius * 1.01
+        let latitudeSpan = angle * 180 / .pi
+        var (south, north) = (center.lat - latitudeSpan, center.lat + latitudeSpan)
+        var (west, east) = (-180.0, 180.0)
+        let reachesPole = south <= -90 || north >= 90
+        let sine = sin(min(angle, .pi / 2)) / cos(center.lat * .pi / 180)
+        if !reachesPole && sine < 1 {
+            let longitudeSpan = asin(sine) * 180 / .pi
+            west = center.lng - longitudeSpan
+            east = center.lng + longitudeSpan
+            if west < -180 { west += 360 }
+            if east > 180 { east -= 360 }
+        }
+        south = max(south, -90)
+        north = min(north, 90)
+        self.init(minLng: west, minLat: south, maxLng: east, maxLat: north)
+    }
+
+    private init(minLng: Double, minLat: Double, maxLng: Double, maxLat: Double) {
+        (self.minLng, self.minLat, self.maxLng, self.maxLat) = (minLng, minLat, maxLng, maxLat)
+    }
+
     /// A canonical spelling, for cursor fingerprints.
     var canonical: String { "\(minLng),\(minLat),\(maxLng),\(maxLat)" }
 
