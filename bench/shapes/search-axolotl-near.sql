@@ -1,4 +1,4 @@
--- search-axolotl-near: GET /v1/notes?q=axolotl&in=body&near=<London ±5 km>&radius_m=10000&limit=50 (bounded KNN walk, else every match in range through the cells that cover its circle's box: migration 0038)
+-- search-axolotl-near: GET /v1/notes?q=axolotl&in=body&near=<London ±5 km>&radius_m=10000&limit=50 (bounded KNN walk, stopping at its page's last match; else every match in range through the cells that cover its circle's box: migration 0038)
 -- pgbench-protocol: extended
 \set lim 51
 \set radius 10000
@@ -8,28 +8,34 @@
 \set lng -0.1278 + random(-5000, 5000) / 111320.0 * 1.606648816
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);
-WITH candidates AS MATERIALIZED (
-    SELECT n.*, n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography AS sphere
-    FROM tenant_notes n
-    WHERE n.tenant_id = :tenant
+WITH walk AS MATERIALIZED (
+    SELECT ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance, (n.tenant_id = :tenant
   AND (n.visibility = 'public' OR n.user_id = :viewer)
   AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius)
-    ORDER BY n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography
-    LIMIT :nwalk
-),
-sphere_nearest AS (
-    SELECT ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
-    FROM candidates n
-    WHERE n.tenant_id = :tenant
+  AND n.body_folded LIKE '%axolotl%') AS matched, n.position
+    FROM (
+        SELECT n.*, n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography AS sphere,
+               row_number() OVER (ORDER BY n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS position
+        FROM tenant_notes n
+        WHERE n.tenant_id = :tenant
   AND (n.visibility = 'public' OR n.user_id = :viewer)
   AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius)
-  AND n.body_folded LIKE '%axolotl%'
+        ORDER BY n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography
+        LIMIT :nwalk
+    ) n
+    WHERE (n.tenant_id = :tenant
+  AND (n.visibility = 'public' OR n.user_id = :viewer)
+  AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius)
+  AND n.body_folded LIKE '%axolotl%') OR n.position = :nwalk
     ORDER BY n.sphere
     LIMIT :lim
 ),
+sphere_nearest AS (
+    SELECT distance FROM walk WHERE matched
+),
 decided AS (
     SELECT (SELECT count(*) FROM sphere_nearest) = :lim
-           OR (SELECT count(*) FROM candidates) < :nwalk AS by_walk
+           OR NOT EXISTS (SELECT FROM walk WHERE position = :nwalk) AS by_walk
 ),
 by_walk AS MATERIALIZED (
     SELECT n.*, ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
