@@ -18,7 +18,7 @@ PACKAGE = pathlib.Path("clients/LandmarkRemarkClient")
 # Modules of the toolchains and SDKs an app builds against, which no package provides.
 SYSTEM = {"Foundation", "FoundationNetworking", "FoundationEssentials", "Dispatch", "Glibc", "Darwin",
           "CoreLocation", "MapKit", "Security", "UIKit", "AppKit", "SwiftUI", "Combine", "os"}
-IMPORT = re.compile(r"^\s*(?:@[\w]+(?:\([^)]*\))?\s+)*import\s+(?:(?:typealias|struct|class|enum|protocol|let|var|func)\s+)?([A-Za-z_][\w]*)", re.M)
+IMPORT = re.compile(r"^\s*(?:@[\w]+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+(?:(?:typealias|struct|class|enum|protocol|let|var|func)\s+)?([A-Za-z_][\w]*)", re.M)
 
 
 def main() -> int:
@@ -29,7 +29,7 @@ def main() -> int:
     for target in description["targets"]:
         allowed = SYSTEM | {target["name"]} | set(target.get("product_dependencies") or []) | set(target.get("target_dependencies") or [])
         for source in sorted((PACKAGE / target["path"]).rglob("*.swift")):
-            for module in IMPORT.findall(source.read_text()):
+            for module in IMPORT.findall(source.read_text(encoding="utf-8")):
                 if module not in allowed:
                     failures.append(f"{source}: imports {module}, which target {target['name']} does not declare")
     for failure in failures:

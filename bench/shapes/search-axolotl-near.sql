@@ -9,24 +9,23 @@
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);
 WITH walk AS MATERIALIZED (
-    SELECT ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance, (n.tenant_id = :tenant
-  AND (n.visibility = 'public' OR n.user_id = :viewer)
-  AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius)
-  AND n.body_folded LIKE '%axolotl%') AS matched, n.position
+    SELECT ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance, n.matched, n.position
     FROM (
-        SELECT n.*, n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography AS sphere,
-               row_number() OVER (ORDER BY n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS position
-        FROM tenant_notes n
-        WHERE n.tenant_id = :tenant
+        SELECT n.*, row_number() OVER (ORDER BY n.sphere) AS position
+        FROM (
+            SELECT n.*, n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography AS sphere, (n.tenant_id = :tenant
   AND (n.visibility = 'public' OR n.user_id = :viewer)
   AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius)
-        ORDER BY n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography
-        LIMIT :nwalk
+  AND n.body_folded LIKE '%axolotl%') AS matched
+            FROM tenant_notes n
+            WHERE n.tenant_id = :tenant
+  AND (n.visibility = 'public' OR n.user_id = :viewer)
+  AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius)
+            ORDER BY sphere
+            LIMIT :nwalk
+        ) n
     ) n
-    WHERE (n.tenant_id = :tenant
-  AND (n.visibility = 'public' OR n.user_id = :viewer)
-  AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, :radius)
-  AND n.body_folded LIKE '%axolotl%') OR n.position = :nwalk
+    WHERE n.matched OR n.position = :nwalk
     ORDER BY n.sphere
     LIMIT :lim
 ),

@@ -19,10 +19,13 @@
 -- notes_search is rebuilt with the cell keys as its second column. 0036's functions keep
 -- their names and meaning, so a replica of the previous release keeps getting exactly its
 -- pages while the rollout runs (its statement asks hour keys and trigrams, which the new
--- index still answers). The new index is built beside the old one and takes its name at the
--- end: CREATE INDEX holds off writes to notes while it runs (107 s at 1.1M notes), but
--- reads go on through the old index; only the DROP at the end, a moment, holds off reads
--- too. (0035 and 0036 dropped first, which held off reads for the whole build.)
+-- index still answers). The new index is built beside the old one, and 0039 drops the old
+-- one and gives the new one its name: CREATE INDEX holds off writes to notes while it runs
+-- (107 s at 1.1M notes), but reads go on through the old index. (0035 and 0036 dropped
+-- first, which held off reads for the whole build.) The DROP is a migration of its own: in
+-- this transaction it would upgrade the build's SHARE lock to ACCESS EXCLUSIVE, and a note
+-- edit holding its row lock (FOR UPDATE) while waiting to write would deadlock with it,
+-- rolling back the whole build.
 
 -- Immutable arithmetic, and not STRICT, so they inline into the index expression (see 0036).
 CREATE FUNCTION search_cell_column(zoom int, lng float8) RETURNS int
@@ -82,5 +85,3 @@ $$;
 CREATE INDEX notes_search_by_cell ON notes USING gin (
     search_hour_keys(tenant_id, created_at), search_cell_keys(tenant_id, location),
     body_folded gin_trgm_ops, search_bigrams(body_folded));
-DROP INDEX notes_search;
-ALTER INDEX notes_search_by_cell RENAME TO notes_search;

@@ -48,11 +48,13 @@ extension NoteStore {
         return sql
     }
 
-    /// For the statements' branch that finds every match through an index (a rare word): the
-    /// condition that the note lies in a cell that covers the search's area, which
+    /// The condition that the note lies in a cell that covers the search's area, which
     /// `notes_search` answers with the word's trigrams in the same scan. Empty without an area.
-    /// Only that branch asks it: the walks test the area in the rows, where computing four
-    /// cell keys for each of a thousand notes would cost more than it saves.
+    /// Every statement whose `condition` has a text search area must add it where it reads
+    /// notes through an index (clusters, a page by author or place, the walking statements'
+    /// every-match branches): `condition` then tests the box in degrees only and offers no
+    /// spatial index. The walks leave it out: they test the area in the rows, where four cell
+    /// keys for each of a thousand notes would cost more than they save.
     static func inTextSearchArea(_ filters: NoteFilters, tenantID: Int64) -> PostgresQuery {
         guard let area = filters.textSearchArea else { return "" }
         var cells: PostgresQuery = "ARRAY[]::bigint[]"

@@ -38,7 +38,12 @@ extension NoteStore {
     /// order (`sphere`, an output column of the ordered subquery, so the planner keeps that
     /// order rather than sorting the whole walk), and the `nearestWalk`-th note is kept as a
     /// marker of a walk that went the whole way (coffee near London: 135 notes read, not
-    /// 500; 5.3 ms a page instead of 8.0 at 1M). Otherwise (fewer than 1 in 10 of the nearest notes
+    /// 500; 5.3 ms a page instead of 8.0 at 1M). The rows are numbered after the LIMIT, by
+    /// the subquery's `sphere` column, so the window keeps the scan's order and the planner
+    /// knows it: a window over `location <-> origin` of its own would be a second expression
+    /// in a generic plan (the origin is bound again), sorted apart from the scan, every note
+    /// in range numbered, and ties at the 500th place broken another way; a window with no
+    /// order hides the scan's order, and the whole walk was sorted again. Otherwise (fewer than 1 in 10 of the nearest notes
     /// match) `by_filter` runs instead of `by_walk` (each is gated by a one-time filter on
     /// the walk's counts): every match in range, found through the filter's own index (trigram,
     /// author, viewport, place) and sorted by spheroid distance. Its range check is
@@ -65,16 +70,18 @@ extension NoteStore {
         inRange.append(Self.inTextSearchArea(filters, tenantID: tenantID))
         return """
             WITH walk AS MATERIALIZED (
-                SELECT ST_Distance(n.location, \(origin)) AS distance, (\(condition)) AS matched, n.position
+                SELECT ST_Distance(n.location, \(origin)) AS distance, n.matched, n.position
                 FROM (
-                    SELECT n.*, n.location <-> \(origin) AS sphere,
-                           row_number() OVER (ORDER BY n.location <-> \(origin)) AS position
-                    FROM tenant_notes n
-                    WHERE \(base)\(keyset)
-                    ORDER BY n.location <-> \(origin)
-                    LIMIT \(walk)
+                    SELECT n.*, row_number() OVER (ORDER BY n.sphere) AS position
+                    FROM (
+                        SELECT n.*, n.location <-> \(origin) AS sphere, (\(condition)) AS matched
+                        FROM tenant_notes n
+                        WHERE \(base)\(keyset)
+                        ORDER BY sphere
+                        LIMIT \(walk)
+                    ) n
                 ) n
-                WHERE (\(condition)) OR n.position = \(walk)
+                WHERE n.matched OR n.position = \(walk)
                 ORDER BY n.sphere
                 LIMIT \(limit + 1)
             ),

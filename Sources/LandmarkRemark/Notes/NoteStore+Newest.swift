@@ -57,7 +57,7 @@ extension NoteStore {
                 SELECT \(Self.noteColumns), (extract(epoch FROM n.created_at) * 1000000)::bigint
                 FROM (
                     SELECT n.* FROM tenant_notes n
-                    WHERE \(condition)\(keyset)
+                    WHERE \(condition)\(Self.inTextSearchArea(filters, tenantID: tenantID))\(keyset)
                     ORDER BY n.created_at DESC, n.id DESC
                     LIMIT \(limit + 1)
                 ) n
