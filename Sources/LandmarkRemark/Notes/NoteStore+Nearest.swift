@@ -43,10 +43,12 @@ extension NoteStore {
     /// knows it: a window over `location <-> origin` of its own would be a second expression
     /// in a generic plan (the origin is bound again), sorted apart from the scan, every note
     /// in range numbered, and ties at the 500th place broken another way; a window with no
-    /// order hides the scan's order, and the whole walk was sorted again. Otherwise (fewer than 1 in 10 of the nearest notes
-    /// match) `by_filter` runs instead of `by_walk` (each is gated by a one-time filter on
-    /// the walk's counts): every match in range, found through the filter's own index (trigram,
-    /// author, viewport, place) and sorted by spheroid distance. Its range check is
+    /// order hides the scan's order, and the whole walk was sorted again.
+    ///
+    /// Otherwise (fewer than 1 in 10 of the nearest notes match) `by_filter` runs instead of
+    /// `by_walk` (each is gated by a one-time filter on the walk's counts): every match in
+    /// range, found through the filter's own index (trigram, author, viewport, place) and
+    /// sorted by spheroid distance. Its range check is
     /// `_ST_DWithin`, ST_DWithin's own test without the index support, so the planner
     /// cannot trade that index for a walk of the spatial one (PostGIS underestimates how
     /// many notes a city holds). The page is exact either way.
