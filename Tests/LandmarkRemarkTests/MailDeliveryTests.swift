@@ -41,6 +41,35 @@ import Testing
         }
     }
 
+    /// A replica stopping (its sender cancelled) lets the queue go: the next sender does not wait
+    /// out the lease. Before, a test's service stopping mid-send stalled another suite's mail for
+    /// the two-minute lease, longer than that suite waited.
+    @Test func aSenderStoppedWhileSendingLetsTheQueueGoAtOnce() async throws {
+        let clock = TestClock()
+        let rig = try await MailTestRig(clock: clock)
+        try await withApp(rig.configure) { client in
+            _ = try await client.signup("stella", email: "stella@example.test", tenant: rig.tenant)
+            try await TestEnvironment.withAppPool { pool in
+                // Sender A is stopped between the relay's 250 and recording it: the widest window.
+                let (accepted, signal) = AsyncStream.makeStream(of: Void.self)
+                let a = rig.sender(pool: pool) { _ in
+                    signal.yield()
+                    try await Task.sleep(for: .seconds(86_400))  // until the cancellation below
+                }
+                let stopping = Task { try await a.drain(tenantID: rig.tenantID) }
+                for await _ in accepted { break }
+                stopping.cancel()
+                await #expect(throws: CancellationError.self) { try await stopping.value }
+                #expect(try rig.server.messages().count == 1)
+                // B takes the queue on the same clock, without waiting out A's lease.
+                try await rig.sender(pool: pool).drain(tenantID: rig.tenantID)
+            }
+            let copies = try rig.server.messages()
+            #expect(copies.count == 2 && Set(copies.map(\.messageID)).count == 1, "sent once again, as after a sender that died")
+            #expect(try await rig.outbox().map(\.state) == ["sent"])
+        }
+    }
+
     @Test func aRelayDownForAMinuteGetsEveryMessageAfterInOrder() async throws {
         let clock = TestClock()
         let rig = try await MailTestRig(clock: clock)

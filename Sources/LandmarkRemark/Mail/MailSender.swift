@@ -100,11 +100,26 @@ final class MailSender: Service, Sendable {
     }
 
     /// Sends the tenant's due mail while this sender holds its queue. Throws (leaving the queue
-    /// held until its lease ends) only when the database or `afterAccepted` fails.
+    /// held until its lease ends) only when the database or `afterAccepted` fails. Cancelled (the
+    /// replica is stopping), it lets the queue go first: held, the tenant's mail would wait the
+    /// whole lease (two minutes) for another replica, for every deploy.
     func drain(tenantID: Int64) async throws {
         guard let outbox else { return }
         let db = TenantDB(pool: pool, tenantID: tenantID, logger: logger)
         guard let relayFailures = try await db.run({ try await self.hold(tenantID, $0) }) else { return }
+        do {
+            try await drainHeld(tenantID: tenantID, relayFailures: relayFailures, outbox: outbox, db: db)
+        } catch where Task.isCancelled {
+            // In a task of its own, which the cancellation does not reach. A message the relay
+            // took but not yet recorded may go once more, as after a sender that died.
+            await Task {
+                try? await db.run { try await outbox.releaseQueue(tenantID: tenantID, holder: self.holder, relayWorked: false, on: $0) }
+            }.value
+            throw error
+        }
+    }
+
+    private func drainHeld(tenantID: Int64, relayFailures: Int, outbox: MailOutbox, db: TenantDB) async throws {
         guard let mail = try await db.run({ try await self.tenants.mail(tenantID: tenantID, on: $0, logger: self.logger) }) else {
             // The relay was removed while mail waited: try again in a minute, in case it comes back.
             try await db.run { try await outbox.restQueue(
