@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step says when it began, so a slow CI run shows where its minutes went.
+step() { echo "== make test: $1 (at $(date -u +%T), ${SECONDS}s in)"; }
+step "dependencies"
 scripts/install-deps.sh
 # The wire types are generated from the contract: fail first, in a second, when they drifted.
 scripts/generate-wire.py --check
@@ -51,28 +54,34 @@ start_restart_cluster "$RESTART_DIR"
 export_test_urls < <(scripts/postgres.sh env "$DIR")
 prepare_mail_server "$DIR"
 
+step "build"
 swift build --build-tests
 if [ $# -eq 0 ]; then
     # Suites that measure latency, and the event streams (whose log waits for every open
     # transaction that wrote a note, such as a 200,000-note seed), run alone afterwards:
     # beside the rest of the suite a 2-core machine has no time left to measure.
+    step "swift test: the main pass"
     swift test --skip-build --skip "$LATENCY_SUITES|$BOUNDED_SUITES|$PHOTO_SUITES|$FLOOD_SUITES"
+    step "swift test: latency suites"
     swift test --skip-build --filter "$LATENCY_SUITES"
+    step "swift test: bounded-work suites"
     swift test --skip-build --filter "$BOUNDED_SUITES"
+    step "swift test: photo suites"
     swift test --skip-build --filter "$PHOTO_SUITES"
+    step "swift test: flood suite"
     swift test --skip-build --filter "$FLOOD_SUITES"
 else
     swift test --skip-build "$@"
 fi
 # Then the integration test on the same cluster (nginx in front of two replicas,
 # graceful shutdown, backup and restore); skipped when only some tests were asked for.
-if [ $# -eq 0 ]; then scripts/test-integration.sh; fi
+if [ $# -eq 0 ]; then step "integration"; scripts/test-integration.sh; fi
 # And property-based fuzzing of every operation against the OpenAPI document
 # (its own cluster and service; a bounded number of examples, FUZZ_MAX_EXAMPLES).
-if [ $# -eq 0 ]; then scripts/fuzz.sh; fi
+if [ $# -eq 0 ]; then step "fuzz"; scripts/fuzz.sh; fi
 # The web app in headless Chromium (Debian's chromium and chromium-driver, driven by
 # Selenium) against the real service on a PostgreSQL of its own.
-if [ $# -eq 0 ]; then scripts/test-web.sh; fi
+if [ $# -eq 0 ]; then step "web app"; scripts/test-web.sh; fi
 # The Swift client for apps: its generated code matches the contract, and it builds as a
 # package of its own, without the server's dependencies (its tests ran with `swift test`).
 # It builds on the server's scratch path: the server's build compiled every module of the
@@ -80,6 +89,7 @@ if [ $# -eq 0 ]; then scripts/test-web.sh; fi
 # reuses them (a separate scratch path compiled NIO and BoringSSL again: 6 of CI's 38
 # minutes). The import check stands in for the isolation a separate path gave.
 if [ $# -eq 0 ]; then
+    step "Swift client"
     scripts/generate-client.sh --check
     swift build --package-path clients/LandmarkRemarkClient --scratch-path .build
     scripts/check-client-imports.py
@@ -88,3 +98,4 @@ if [ $# -eq 0 ]; then
         exit 1
     fi
 fi
+step "done"
