@@ -295,11 +295,24 @@ struct NotesPlanTests {
         let everyone = try await Self.plan("q=planner&in=username", tenantID: tenantID, viewerID: viewerID)
         #expect(everyone.contains("Index Scan using notes_newest on notes"), "\(everyone)")
 
-        // Only planner7 matches "planner7": the statement gets the id as a value, planned for it
-        // (one author of 50 here, 2% of the notes: the planner walks or reads the author's index).
+        // Only planner7 matches "planner7" (one author of 50, 2% of the notes): in usernames
+        // alone, the statement gets the id as a value, planned for it (the planner walks or
+        // reads the author's index).
         let one = try await Self.plan("q=planner7&in=username", tenantID: tenantID, viewerID: viewerID)
         #expect(one.contains("user_id = ANY ('{"), "\(one)")
         #expect(one.contains("notes_newest") || one.contains("notes_author_newest"), "\(one)")
+        // In bodies and usernames the walking statement is prepared, the ids one array
+        // parameter: the walks test them as a hashed subplan (a parameter in `= ANY` is
+        // compared id by id on every row), the every-match branch with `= ANY`, which the
+        // author index answers.
+        var byName = try QueryParameters(query: "q=planner7")
+        #expect(NoteStore.statement(try NoteList(&byName), tenantID: tenantID, viewerID: viewerID).prepared, "authors by name are planned once")
+        let both = try await Self.plan("q=planner7", tenantID: tenantID, viewerID: viewerID)
+        #expect(Self.cte(both, "walked").contains("hashed SubPlan"), "\(both)")
+        #expect(Self.cte(both, "matches").contains("user_id = ANY ("), "\(both)")
+        for query in ["q=planner7&in=username", "q=planner&in=all", "q=planner7&in=username&limit=5", "q=lighthouse%20keeper%204&in=all"] {
+            try await Self.expectPagesExact(query, tenantID: tenantID, viewerID: viewerID)
+        }
     }
 
     /// Two characters (issue 37): a rare pair is found through the bigram index, a common one

@@ -140,9 +140,12 @@ struct NoteFilters: Sendable {
     ///
     /// A walking newest-first page decides between its plans as it runs, so one plan fits
     /// every pattern and planning it once per connection saves ~2 ms a search. Authors
-    /// matched by name are the exception: PostgreSQL hashes `user_id = ANY(ids)` only when
-    /// the array is known at planning (500 ids, compared one by one on every walked row,
-    /// cost 8.3 ms a page against 5.7 ms planned each time; bench/results/2026-11-23-search.md).
+    /// matched by name too: PostgreSQL hashes `user_id = ANY(ids)` only when the array is
+    /// known at planning (500 ids compared one by one on every walked row cost 8.3 ms a page
+    /// against 5.7 ms planned each time; bench/results/2026-11-23-search.md), so the walks
+    /// test the ids as a hashed subquery instead (`NoteStore.condition`), and planning the
+    /// statement for 500 literal ids is no longer paid on every call (10 ms at ten million
+    /// notes; bench/results/2026-11-28-search-10m.md).
     /// Words in a box were the exception too until the text index had cells (migration 0038):
     /// whether the box's index or the word's found the rare matches cheaper depended on both,
     /// and the one plan that fit a busy tenant's box took the spatial index for a rare word in
@@ -150,7 +153,7 @@ struct NoteFilters: Sendable {
     /// Now one index answers both halves, and the spatial one is not offered (`textSearchArea`).
     var isPlannedOnce: Bool {
         if near == nil && walksNewestFirst {
-            return (search?.userIDs ?? []).isEmpty
+            return true
         }
         return !needsCustomPlan
     }

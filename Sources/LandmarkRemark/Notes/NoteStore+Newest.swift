@@ -113,7 +113,7 @@ extension NoteStore {
                 \(pageWithAuthors)
                 """
         }
-        var inArea = condition
+        var inArea = Self.condition(filters, tenantID: tenantID, viewerID: viewerID, throughIndex: true)
         inArea.append(Self.inTextSearchArea(filters, tenantID: tenantID))
         let further: PostgresQuery = "\(literal: Self.newestWalkFurther)"
         let goesOn: PostgresQuery = "\(literal: Self.newestWalkGoesOn)"
