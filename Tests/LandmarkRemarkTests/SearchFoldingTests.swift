@@ -14,9 +14,6 @@ import Testing
         "Straße am Hafen", "STRASSE DES 17. JUNI", "İstanbul boğazı", "ıslak zemin", "ＦＵＬＬ width letters",
         "São Paulo centro", "crème brûlée", "naïve résumé", "emoji 🍜 ramen", "100% sure", "Ωmega café",
         "Łódź Fabryczna", "ﬁne ligature", "cafeteria",
-        // An ASCII pair where a run begins, inside one, after a separator, at the end, and
-        // in runs beyond ASCII (whose bigrams alone are indexed, migration 0040).
-        "jazz quartet", "#qjx tag", "yqj middle", "東qj mixed", "ωqj greek", "end qj", "QJ shouted",
     ]
 
     /// Query → the bodies it finds (and no other).
@@ -61,14 +58,6 @@ import Testing
         ("100%", ["100% sure"]),
         ("１００％", ["100% sure"]),
         ("100%_s", []),
-        ("qj", ["#qjx tag", "yqj middle", "東qj mixed", "ωqj greek", "end qj", "QJ shouted"]),
-        ("ＱＪ", ["#qjx tag", "yqj middle", "東qj mixed", "ωqj greek", "end qj", "QJ shouted"]),
-        ("jx", ["#qjx tag"]),
-        ("zz", ["jazz quartet"]),
-        ("qu", ["jazz quartet"]),
-        ("東QJ", ["東qj mixed"]),
-        ("qj m", ["yqj middle", "東qj mixed"]),
-        ("qx", []),
         ("zurichx", []),
         ("tokio", []),
     ]

@@ -12,14 +12,11 @@ struct SearchText: Sendable, Equatable {
     /// `%`, `_` and `\` matching themselves. The text is a bound parameter; the database folds
     /// it, so there is one definition of folding, and the trigram index on the column serves it.
     ///
-    /// With `bigramIndexed` (notes' `body_folded`, indexed with its bigrams beyond ASCII:
-    /// migrations 0034 and 0040), a text without a trigram but with two letters or digits in a
-    /// row (東京, 서울, `qj`) also asks that index, so it is found without reading every row:
-    /// its pairs beyond ASCII among the note's bigrams, or, for a text of ASCII pairs, its
-    /// first pair among the bigrams or after the trigrams' blank or a letter (a regular
-    /// expression pg_trgm serves: 0040 says why that finds every ASCII run holding it). There
-    /// the substring is tested with `strpos` (the same test as the escaped LIKE), which no
-    /// index serves: a LIKE without trigrams on a column of the same GIN index makes the
+    /// With `bigramIndexed` (a column with a `search_bigrams` index: notes' `body_folded`,
+    /// migration 0034), a text without a trigram but with two letters or digits in a row
+    /// (東京, 서울, `qj`) also asks that index, so it is found without reading every row.
+    /// There the substring is tested with `strpos` (the same test as the escaped LIKE), which
+    /// no index serves: a LIKE without trigrams on a column of the same GIN index makes the
     /// planner cost the index as read whole (gincostestimate), and it read the table instead.
     ///
     /// With `foldedOnce` (a statement planned once, for any value), the text is folded in a
@@ -30,8 +27,7 @@ struct SearchText: Sendable, Equatable {
         func once(_ expression: PostgresQuery) -> PostgresQuery { foldedOnce ? "(SELECT \(expression))" : expression }
         guard bigramIndexed, !hasTrigram, hasBigram else { return "\(column) LIKE \(once("search_pattern(\(text))"))" }
         return """
-            (search_bigrams_beyond_ascii(\(column)) @> \(once("search_query_bigrams(search_fold(\(text)))")) \
-            OR \(column) ~ \(once("search_ascii_pair_pattern(search_fold(\(text)))"))) \
+            search_bigrams(\(column)) @> \(once("search_bigrams(search_fold(\(text)))")) \
             AND strpos(\(column), \(once("search_fold(\(text))"))) > 0
             """
     }
