@@ -1,4 +1,4 @@
--- insert-cjk: POST /v1/notes with a Japanese body (one note near London; its bigrams are indexed, migration 0040)
+-- insert-cjk: POST /v1/notes with a Japanese body (one note near London; its bigrams and trigrams are indexed)
 -- pgbench-protocol: prepared
 \set lat 51.5074 + random(-5000, 5000) / 111320.0
 \set lng -0.1278 + random(-5000, 5000) / 111320.0 * 1.606648816
