@@ -14,9 +14,7 @@ func withLiveApp(
 ) async throws {
     try await TestEnvironment.migrate()
     let app = try await buildApplication(configuration: try TestEnvironment.configuration(adjust), logger: TestEnvironment.logger)
-    try await app.test(.live) { client in
-        try await body(client, try #require(client.port))
-    }
+    try await runLive(app, body)
 }
 
 extension Account {
