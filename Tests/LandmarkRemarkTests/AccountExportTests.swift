@@ -62,7 +62,7 @@ import Testing
             }
             let raw = try await RawHTTP.exchange(port: port, """
                 GET /v1/me/export HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(writer.accessToken)\r\nConnection: close\r\n\r\n
-                """, timeout: .seconds(120))
+                """)
             let parts = raw.components(separatedBy: "\r\n\r\n")
             let head = parts[0].lowercased()
             #expect(head.hasPrefix("http/1.1 200") && head.contains("transfer-encoding: chunked") && !head.contains("content-length"))

@@ -7,11 +7,13 @@ import Glibc
 /// One HTTP/1.1 exchange over a plain socket, for requests no HTTP client would send
 /// (broken framing). Sends `request` as is and returns everything the server wrote
 /// until it closed the connection or `timeout` passed. The blocking calls run on a
-/// thread of their own, never on the test's executor.
+/// thread of their own, never on the test's executor. Every request here says
+/// `Connection: close`, so a passing test never waits out the timeout: it is as long as
+/// the streams' patience, for a machine whose two cores are busy with every other suite.
 enum RawHTTP {
     struct Failure: Error { let message: String }
 
-    static func exchange(port: Int, _ request: String, timeout: Duration = .seconds(10)) async throws -> String {
+    static func exchange(port: Int, _ request: String, timeout: Duration = SSEClient.patience) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(with: Result { try blockingExchange(port: port, Array(request.utf8), timeout: timeout) })
