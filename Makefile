@@ -1,3 +1,7 @@
+# The scripts' Swift flags (scripts/lib/swift-flags.sh), so that `make build` after `make test`
+# rebuilds nothing.
+SWIFT_FLAGS := $(shell bash -c 'source scripts/lib/swift-flags.sh && echo "$${SWIFT_FLAGS[@]}"')
+
 .PHONY: run test test-citus test-container test-integration test-web fuzz fuzz-long build db-start db-stop psql bench clean
 
 ## Start a local PostgreSQL (unless LR_DATABASE_URL is set), migrate, seed the demo tenant and serve on 127.0.0.1:8080.
@@ -22,7 +26,7 @@ test-integration:
 
 ## The web app in headless Chromium against the real service (own PostgreSQL; `make test` runs it too).
 test-web:
-	swift build --product landmark-remark
+	swift build $(SWIFT_FLAGS) --product landmark-remark
 	scripts/test-web.sh
 
 ## Schemathesis against the OpenAPI document (make test runs the short one).
@@ -33,7 +37,7 @@ fuzz-long:
 	FUZZ_MAX_EXAMPLES=300 scripts/fuzz.sh --continue-on-failure
 
 build:
-	swift build
+	swift build $(SWIFT_FLAGS)
 
 db-start:
 	scripts/postgres.sh start

@@ -19,6 +19,7 @@
 # stopped on exit, also on failure or Ctrl-C. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/swift-flags.sh
 ROOT=$PWD
 
 SCHEMATHESIS_VERSION=4.32.5
@@ -42,7 +43,7 @@ fi
 # A document that is not valid OpenAPI 3.1 would make every later failure meaningless.
 "$VENV/bin/openapi-spec-validator" openapi/openapi.json
 
-swift build --product landmark-remark
+swift build "${SWIFT_FLAGS[@]}" --product landmark-remark
 BIN=$(swift build --show-bin-path)/landmark-remark
 
 DIR=$(mktemp -d /tmp/landmark-remark-fuzz.XXXXXX)

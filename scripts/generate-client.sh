@@ -6,10 +6,11 @@
 # client cannot drift from the contract.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/swift-flags.sh
 
 TARGET=clients/LandmarkRemarkClient/Sources/LandmarkRemarkAPI
 TOOL=scripts/openapi-generator
-swift build --package-path "$TOOL" --product swift-openapi-generator >/dev/null
+swift build "${SWIFT_FLAGS[@]}" --package-path "$TOOL" --product swift-openapi-generator >/dev/null
 GENERATOR=$(swift build --package-path "$TOOL" --show-bin-path)/swift-openapi-generator
 
 OUT=$(mktemp -d)

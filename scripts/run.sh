@@ -6,6 +6,7 @@
 # which keeps every message under .data/mail/new/, unless LR_RUN_MAIL=off.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/swift-flags.sh
 
 scripts/install-deps.sh
 if [ -z "${LR_DATABASE_URL:-}" ]; then
@@ -14,7 +15,7 @@ if [ -z "${LR_DATABASE_URL:-}" ]; then
 fi
 export LR_MIGRATE_DATABASE_URL=${LR_MIGRATE_DATABASE_URL:-$LR_DATABASE_URL}
 
-swift build --product landmark-remark
+swift build "${SWIFT_FLAGS[@]}" --product landmark-remark
 BIN=$(swift build --show-bin-path)/landmark-remark
 "$BIN" migrate
 "$BIN" tenant create demo --name "Demo" --if-missing

@@ -6,6 +6,7 @@
 # get it); not part of `make test`. Extra arguments go to `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/swift-flags.sh
 
 scripts/citus.sh require
 scripts/install-deps.sh
@@ -29,7 +30,7 @@ export_test_urls < <(scripts/citus.sh env "$CLUSTER")
 export LR_TEST_CITUS=1
 prepare_mail_server "$RESTART_DIR"
 
-swift build --build-tests
+swift build "${SWIFT_FLAGS[@]}" --build-tests
 # Migrate, then distribute, as an operator would: the tests find the schema ready.
 LR_MIGRATE_DATABASE_URL=$LR_TEST_MIGRATE_DATABASE_URL .build/debug/landmark-remark migrate
 LR_MIGRATE_DATABASE_URL=$LR_TEST_MIGRATE_DATABASE_URL .build/debug/landmark-remark distribute
@@ -46,12 +47,12 @@ BOUNDED_SUITES="BoundedWorkTests"
 # the rest, a refresh grace, a login throttle and a ticket limit were missed.
 HEAVY_SUITES="WorkerCallTests"
 if [ $# -eq 0 ]; then
-    swift test --skip-build --skip "$LATENCY_SUITES|$BOUNDED_SUITES|$HEAVY_SUITES"
-    swift test --skip-build --filter "$HEAVY_SUITES"
-    swift test --skip-build --filter "$LATENCY_SUITES"
-    swift test --skip-build --filter "$BOUNDED_SUITES"
+    swift test "${SWIFT_FLAGS[@]}" --skip-build --skip "$LATENCY_SUITES|$BOUNDED_SUITES|$HEAVY_SUITES"
+    swift test "${SWIFT_FLAGS[@]}" --skip-build --filter "$HEAVY_SUITES"
+    swift test "${SWIFT_FLAGS[@]}" --skip-build --filter "$LATENCY_SUITES"
+    swift test "${SWIFT_FLAGS[@]}" --skip-build --filter "$BOUNDED_SUITES"
 else
-    swift test --skip-build "$@"
+    swift test "${SWIFT_FLAGS[@]}" --skip-build "$@"
 fi
 # Then the integration checks (nginx, two replicas, shutdown, backup and restore, the README's
 # walkthrough), each database of theirs made on every node and distributed after migrate.

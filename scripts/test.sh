@@ -4,6 +4,7 @@
 # the cluster afterwards, also on failure or Ctrl-C. Extra arguments go to `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/swift-flags.sh
 
 # Each step says when it began, so a slow CI run shows where its minutes went.
 step() { echo "== make test: $1 (at $(date -u +%T), ${SECONDS}s in)"; }
@@ -55,23 +56,23 @@ export_test_urls < <(scripts/postgres.sh env "$DIR")
 prepare_mail_server "$DIR"
 
 step "build"
-swift build --build-tests
+swift build "${SWIFT_FLAGS[@]}" --build-tests
 if [ $# -eq 0 ]; then
     # Suites that measure latency, and the event streams (whose log waits for every open
     # transaction that wrote a note, such as a 200,000-note seed), run alone afterwards:
     # beside the rest of the suite a 2-core machine has no time left to measure.
     step "swift test: the main pass"
-    swift test --skip-build --skip "$LATENCY_SUITES|$BOUNDED_SUITES|$PHOTO_SUITES|$FLOOD_SUITES"
+    swift test "${SWIFT_FLAGS[@]}" --skip-build --skip "$LATENCY_SUITES|$BOUNDED_SUITES|$PHOTO_SUITES|$FLOOD_SUITES"
     step "swift test: latency suites"
-    swift test --skip-build --filter "$LATENCY_SUITES"
+    swift test "${SWIFT_FLAGS[@]}" --skip-build --filter "$LATENCY_SUITES"
     step "swift test: bounded-work suites"
-    swift test --skip-build --filter "$BOUNDED_SUITES"
+    swift test "${SWIFT_FLAGS[@]}" --skip-build --filter "$BOUNDED_SUITES"
     step "swift test: photo suites"
-    swift test --skip-build --filter "$PHOTO_SUITES"
+    swift test "${SWIFT_FLAGS[@]}" --skip-build --filter "$PHOTO_SUITES"
     step "swift test: flood suite"
-    swift test --skip-build --filter "$FLOOD_SUITES"
+    swift test "${SWIFT_FLAGS[@]}" --skip-build --filter "$FLOOD_SUITES"
 else
-    swift test --skip-build "$@"
+    swift test "${SWIFT_FLAGS[@]}" --skip-build "$@"
 fi
 # Then the integration test on the same cluster (nginx in front of two replicas,
 # graceful shutdown, backup and restore); skipped when only some tests were asked for.
@@ -91,7 +92,7 @@ if [ $# -eq 0 ]; then step "web app"; scripts/test-web.sh; fi
 if [ $# -eq 0 ]; then
     step "Swift client"
     scripts/generate-client.sh --check
-    swift build --package-path clients/LandmarkRemarkClient --scratch-path .build
+    swift build "${SWIFT_FLAGS[@]}" --package-path clients/LandmarkRemarkClient --scratch-path .build
     scripts/check-client-imports.py
     if swift package --package-path clients/LandmarkRemarkClient --scratch-path .build show-dependencies | grep -Eqi 'hummingbird|jwt-kit|postgres'; then
         echo "the Swift client depends on the server's packages" >&2
