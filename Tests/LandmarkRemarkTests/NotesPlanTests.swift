@@ -180,7 +180,7 @@ struct NotesPlanTests {
             resolved.filters = try await store.resolvingUsernames(list.filters, tenantID: tenantID, on: reads)
             var reference: PostgresQuery = """
                 SELECT n.id FROM tenant_notes n
-                WHERE \(NoteStore.condition(resolved.filters, tenantID: tenantID, viewerID: viewerID))
+                WHERE \(NoteStore.condition(resolved.filters, tenantID: tenantID, viewerID: viewerID, reading: .throughIndex))
                 ORDER BY n.created_at DESC, n.id DESC
                 LIMIT \(2 * list.limit + 1)
                 """

@@ -5,7 +5,7 @@ import Postgres
 import Testing
 
 /// A rare word in a viewport or a radius is found through the cell keys of `notes_search`
-/// (migration 0038, `NoteStore.inTextSearchArea`): the index returns the notes that hold the
+/// (migration 0038, `NoteReading.throughIndex`): the index returns the notes that hold the
 /// word in the cells that cover the area, and the rows are tested for the exact area. Over
 /// notes in London, across the antimeridian (some at exactly 180 and -180) and around the
 /// North Pole, every page is what a plain statement written here (not the service's

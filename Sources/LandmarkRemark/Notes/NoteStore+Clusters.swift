@@ -28,7 +28,7 @@ extension NoteStore {
             FROM (
                 SELECT n.id, ST_Y(n.location::geometry) AS lat, ST_X(n.location::geometry) AS lng
                 FROM tenant_notes n
-                WHERE \(Self.condition(filters, tenantID: tenantID, viewerID: viewerID, throughIndex: true))\(Self.inTextSearchArea(filters, tenantID: tenantID))
+                WHERE \(Self.condition(filters, tenantID: tenantID, viewerID: viewerID, reading: .throughIndex))
             ) visible
             GROUP BY grid_x(lng, \(size)), grid_y(lat, \(size))
             ORDER BY count(*) DESC, min(id)

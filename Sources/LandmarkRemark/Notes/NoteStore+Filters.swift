@@ -1,5 +1,23 @@
 import Postgres
 
+/// How a statement reads the notes a `NoteStore.condition` tests.
+enum NoteReading {
+    /// Walking an order (newest or nearest first) and testing each row: nothing in the
+    /// condition is asked of an index, and a statement planned once tests authors matched by
+    /// name as a hashed subquery, built once per run.
+    case walk
+    /// Through indexes (clusters, a page by author or place, every match of the walking
+    /// statements' last branch): authors matched by name as `= ANY`, which the author index
+    /// answers, and a text search's area as the cells of `notes_search`. A walk leaves the
+    /// cells out: four cell keys for each of a thousand rows would cost more than they save.
+    case throughIndex
+    /// As `throughIndex`, but the radius is tested in the rows (`_ST_DWithin`, ST_DWithin's
+    /// test without its index support): nearest first's every match in range, found through
+    /// the filter's own index, where the planner would trade that index for a walk of the
+    /// spatial one (PostGIS underestimates how many notes a city holds).
+    case throughFilterIndex
+}
+
 extension NoteStore {
     /// The WHERE condition over `n` (a row of `tenant_notes`) for what `viewer` may see
     /// (`Audience`) and these filters ask for. Every value is a bound parameter.
@@ -7,10 +25,8 @@ extension NoteStore {
     /// The tenant is named although the view already limits rows to it, so the
     /// `(tenant_id, …)` indexes get an equality on their first column.
     ///
-    /// `throughIndex`: the statement reads these notes through indexes (not by walking an
-    /// order and testing each row), so a statement planned once tests authors matched by
-    /// name with `= ANY`, which an index answers, rather than the hashed subquery a walk wants.
-    static func condition(_ filters: NoteFilters, tenantID: Int64, viewerID: Int64, throughIndex: Bool = false) -> PostgresQuery {
+    /// `reading` says how the statement reads the notes it tests (`NoteReading`).
+    static func condition(_ filters: NoteFilters, tenantID: Int64, viewerID: Int64, reading: NoteReading) -> PostgresQuery {
         var sql: PostgresQuery = """
             n.tenant_id = \(tenantID)
               AND \(Audience.seesNote("n", tenantID: tenantID, viewerID: viewerID))
@@ -18,7 +34,8 @@ extension NoteStore {
         if let near = filters.near, let radius = filters.radius {
             // ST_DWithin on geography measures on the spheroid; its index support expands
             // the point into a box the GiST index on (tenant_id, location) answers.
-            sql.append("\n  AND ST_DWithin(n.location, \(near.geography), \(radius))")
+            let within: PostgresQuery = reading == .throughFilterIndex ? "_ST_DWithin" : "ST_DWithin"
+            sql.append("\n  AND \(within)(n.location, \(near.geography), \(radius), true)")
         }
         if let bbox = filters.bbox {
             // A word in a box tests the box in degrees only: offered the spatial index beside
@@ -31,7 +48,7 @@ extension NoteStore {
             sql.append("\n  AND \(inBox)")
         }
         if let search = filters.search {
-            sql.append("\n  AND \(searchCondition(search, tenantID: tenantID, foldedOnce: filters.isPlannedOnce, throughIndex: throughIndex))")
+            sql.append("\n  AND \(searchCondition(search, tenantID: tenantID, foldedOnce: filters.isPlannedOnce, reading: reading))")
         }
         switch filters.author {
         case .none: break
@@ -49,17 +66,17 @@ extension NoteStore {
         if let placeID = filters.placeID {
             sql.append("\n  AND n.place_id = \(placeID)")
         }
+        if reading != .walk {
+            sql.append(inTextSearchArea(filters, tenantID: tenantID))
+        }
         return sql
     }
 
     /// The condition that the note lies in a cell that covers the search's area, which
     /// `notes_search` answers with the word's trigrams in the same scan. Empty without an area.
-    /// Every statement whose `condition` has a text search area must add it where it reads
-    /// notes through an index (clusters, a page by author or place, the walking statements'
-    /// every-match branches): `condition` then tests the box in degrees only and offers no
-    /// spatial index. The walks leave it out: they test the area in the rows, where four cell
-    /// keys for each of a thousand notes would cost more than they save.
-    static func inTextSearchArea(_ filters: NoteFilters, tenantID: Int64) -> PostgresQuery {
+    /// A read through indexes needs it: with a text search area `condition` tests the box in
+    /// degrees only and offers no spatial index.
+    private static func inTextSearchArea(_ filters: NoteFilters, tenantID: Int64) -> PostgresQuery {
         guard let area = filters.textSearchArea else { return "" }
         var cells: PostgresQuery = "ARRAY[]::bigint[]"
         for (west, east) in area.longitudeRanges {
@@ -99,15 +116,15 @@ extension NoteStore {
     /// Planned once (`foldedOnce`), the ids are a parameter, which PostgreSQL does not hash in
     /// `= ANY`: a walk would compare each row with every id (500 for `kim`). There a walk tests
     /// `IN (SELECT unnest(ids))`, a hashed subplan built once per run; a read through indexes
-    /// (`throughIndex`) keeps `= ANY`, which the author index answers.
-    private static func searchCondition(_ search: NoteFilters.Search, tenantID: Int64, foldedOnce: Bool, throughIndex: Bool) -> PostgresQuery {
+    /// (`NoteReading.throughIndex`) keeps `= ANY`, which the author index answers.
+    private static func searchCondition(_ search: NoteFilters.Search, tenantID: Int64, foldedOnce: Bool, reading: NoteReading) -> PostgresQuery {
         let body = search.text.matches("n.body_folded", bigramIndexed: true, foldedOnce: foldedOnce)
         let username: PostgresQuery
         switch search.userIDs {
         case .some(let ids) where ids.isEmpty:
             // No name matches: say so plainly rather than give the planner an empty array to cost.
             return search.field == .username ? "false" : body
-        case .some(let ids) where foldedOnce && !throughIndex:
+        case .some(let ids) where foldedOnce && reading == .walk:
             username = "n.user_id IN (SELECT unnest(\(ids)::int8[]))"
         case .some(let ids):
             username = "n.user_id = ANY (\(ids))"

@@ -8,7 +8,7 @@ extension NoteStore {
         let (filters, limit) = (list.filters, list.limit)
         let origin = point.geography
         let keyset = ExactNearest.keyset("n", origin: origin, after: list.cursor?.key)
-        let condition = Self.condition(filters, tenantID: tenantID, viewerID: viewerID)
+        let condition = Self.condition(filters, tenantID: tenantID, viewerID: viewerID, reading: .walk)
         if filters.narrowsNearest {
             return filteredNearestStatement(list, origin: origin, keyset: keyset, condition: condition, tenantID: tenantID, viewerID: viewerID)
         }
@@ -61,15 +61,9 @@ extension NoteStore {
         unfiltered.author = nil
         unfiltered.bbox = nil
         unfiltered.placeID = nil
-        let base = Self.condition(unfiltered, tenantID: tenantID, viewerID: viewerID)
+        let base = Self.condition(unfiltered, tenantID: tenantID, viewerID: viewerID, reading: .walk)
         let walk = Self.nearestWalk
-        var anyDistance = filters
-        anyDistance.radius = nil
-        var inRange = Self.condition(anyDistance, tenantID: tenantID, viewerID: viewerID)
-        if let radius = filters.radius {
-            inRange.append("\n  AND _ST_DWithin(n.location, \(origin), \(radius), true)")
-        }
-        inRange.append(Self.inTextSearchArea(filters, tenantID: tenantID))
+        let inRange = Self.condition(filters, tenantID: tenantID, viewerID: viewerID, reading: .throughFilterIndex)
         return """
             WITH walk AS MATERIALIZED (
                 SELECT ST_Distance(n.location, \(origin)) AS distance, n.matched, n.position

@@ -51,13 +51,13 @@ extension NoteStore {
     static func newestStatement(_ list: NoteList, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         let (filters, limit) = (list.filters, list.limit)
         let keyset: PostgresQuery = list.page.timeKeyset("n.created_at", "n.id").map { "\n  AND \($0)" } ?? ""
-        let condition = Self.condition(filters, tenantID: tenantID, viewerID: viewerID)
+        let condition = Self.condition(filters, tenantID: tenantID, viewerID: viewerID, reading: .walk)
         guard filters.walksNewestFirst else {
             return """
                 SELECT \(Self.noteColumns), (extract(epoch FROM n.created_at) * 1000000)::bigint
                 FROM (
                     SELECT n.* FROM tenant_notes n
-                    WHERE \(condition)\(Self.inTextSearchArea(filters, tenantID: tenantID))\(keyset)
+                    WHERE \(Self.condition(filters, tenantID: tenantID, viewerID: viewerID, reading: .throughIndex))\(keyset)
                     ORDER BY n.created_at DESC, n.id DESC
                     LIMIT \(limit + 1)
                 ) n
@@ -113,8 +113,7 @@ extension NoteStore {
                 \(pageWithAuthors)
                 """
         }
-        var inArea = Self.condition(filters, tenantID: tenantID, viewerID: viewerID, throughIndex: true)
-        inArea.append(Self.inTextSearchArea(filters, tenantID: tenantID))
+        let inArea = Self.condition(filters, tenantID: tenantID, viewerID: viewerID, reading: .throughIndex)
         let further: PostgresQuery = "\(literal: Self.newestWalkFurther)"
         let goesOn: PostgresQuery = "\(literal: Self.newestWalkGoesOn)"
         let pastEdge: PostgresQuery = "(n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))"
