@@ -22,6 +22,7 @@
 # Ends with "N passed, M failed" and exits non-zero when anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/swift-flags.sh
 ROOT=$(pwd)
 STARTED_AT=$(date +%s.%N)
 
@@ -34,7 +35,7 @@ BIN=$(swift build --show-bin-path)/landmark-remark
 # Inside `make test`, scripts/test.sh has just built everything (--build-tests);
 # building the product alone there would only compile it all again.
 if [ -z "${LR_TEST_SUPERUSER_DATABASE_URL:-}" ] || [ ! -x "$BIN" ]; then
-    swift build --product landmark-remark
+    swift build "${SWIFT_FLAGS[@]}" --product landmark-remark
 fi
 
 WORK=$(mktemp -d /tmp/landmark-remark-integration.XXXXXX)
