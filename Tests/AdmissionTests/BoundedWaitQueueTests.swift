@@ -3,7 +3,7 @@ import Synchronization
 import TestPolling
 import Testing
 
-@Suite(.timeLimit(.minutes(5))) struct BoundedWaitQueueTests {
+@Suite(.timeLimit(.minutes(10))) struct BoundedWaitQueueTests {
     struct TimedOut: Error, Equatable {}
     struct Full: Error, Equatable {}
     struct Closed: Error, Equatable {}

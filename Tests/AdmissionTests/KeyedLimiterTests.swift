@@ -2,7 +2,7 @@ import Admission
 import TestPolling
 import Testing
 
-@Suite(.timeLimit(.minutes(5))) struct KeyedLimiterTests {
+@Suite(.timeLimit(.minutes(10))) struct KeyedLimiterTests {
     typealias Limiter = KeyedLimiter<String>
 
     /// A user at its limit waits; another user of the same tenant, and another tenant, do not

@@ -48,7 +48,7 @@ final class Recorder: Sendable {
     var recorded: [Int] { values.withLock { $0 } }
 }
 
-@Suite(.timeLimit(.minutes(3))) struct HashingPoolTests {
+@Suite(.timeLimit(.minutes(10))) struct HashingPoolTests {
     @Test func boundsConcurrentVerifications() async throws {
         let pool = HashingPool(maxConcurrent: 2, queueTimeout: .seconds(60))
         pool.start()

@@ -5,7 +5,7 @@ import LandmarkRemark
 import Testing
 
 /// The operator's tools: the CLI's commands and the `admin` schema behind them.
-@Suite(.timeLimit(.minutes(2))) struct AdminTests {
+@Suite(.timeLimit(.minutes(10))) struct AdminTests {
     @Test func tenantCommandsCreateListAndAreIdempotentWithIfMissing() async throws {
         try await TestEnvironment.migrate()
         let configuration = try TestEnvironment.configuration()
@@ -52,7 +52,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct HashingLimitTests {
+@Suite(.timeLimit(.minutes(10))) struct HashingLimitTests {
     /// With one hashing slot and no patience, a burst of signups gets 503 (the pool is
     /// saturated) or 429 (past the address's or tenant's share of it) rather than piling up memory.
     @Test func saturatedHashingAnswers503Or429WithRetryAfter() async throws {

@@ -4,7 +4,7 @@ import HummingbirdTesting
 import Testing
 
 /// Bad input: each gets its documented status and code, and nothing is written.
-@Suite(.timeLimit(.minutes(2))) struct AuthInputTests {
+@Suite(.timeLimit(.minutes(10))) struct AuthInputTests {
     static func userCount(_ tenant: String) async throws -> Int {
         try await TestEnvironment.ownerScalar(
             "SELECT count(*) FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE t.slug = \(tenant)", as: Int.self)

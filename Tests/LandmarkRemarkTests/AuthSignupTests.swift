@@ -3,7 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@Suite(.timeLimit(.minutes(2))) struct AuthSignupTests {
+@Suite(.timeLimit(.minutes(10))) struct AuthSignupTests {
     @Test func signupReturnsTheTokenResponse() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         try await withApp { client in

@@ -5,7 +5,7 @@ import Testing
 
 /// Blocks (issue 34): `PUT`/`DELETE /v1/me/blocks/{username}` and `GET /v1/me/blocks`, and a
 /// block hiding each user's notes from the other on every read path, at once, both ways.
-@Suite(.timeLimit(.minutes(3))) struct BlocksTests {
+@Suite(.timeLimit(.minutes(10))) struct BlocksTests {
     /// What `viewer` sees of `note` (by `author`, at `place`), one read path after another:
     /// `true` where it shows. Each would show it without the block logic of its statement.
     /// The counts are of both notes, the viewer's own and the author's.

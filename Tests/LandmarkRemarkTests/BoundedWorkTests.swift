@@ -8,7 +8,7 @@ import Testing
 /// No request holds the database for long: what could never finish in time is refused up
 /// front (`422 query_too_broad`), every statement has a timeout, and a request past its
 /// deadline, or whose client went away, has its statement cancelled on the server.
-@Suite(.timeLimit(.minutes(5))) struct BoundedWorkTests {
+@Suite(.timeLimit(.minutes(10))) struct BoundedWorkTests {
     static let statementTimeout = Duration.milliseconds(300)
 
     static func short(_ configuration: inout AppConfiguration) {

@@ -10,7 +10,7 @@ import Testing
 /// running it, and on Citus (`make test-citus`, LR_TEST_CITUS=1) each plan must be a
 /// single-task router plan on the node that holds the tenant's shard. On one server the same
 /// statements run and are explained (they must still work), without a distributed plan to check.
-@Suite(.timeLimit(.minutes(3))) struct CitusRoutingTests {
+@Suite(.timeLimit(.minutes(10))) struct CitusRoutingTests {
     static let onCitus = ProcessInfo.processInfo.environment["LR_TEST_CITUS"] == "1"
 
     /// A `PostgresQuerying` that explains each statement, then runs it, on one connection.

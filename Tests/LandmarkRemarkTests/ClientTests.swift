@@ -9,7 +9,7 @@ import Testing
 
 /// The Swift client against the real service on a real socket: what an app does, and what a
 /// bad network does to it.
-@Suite(.timeLimit(.minutes(3))) struct ClientTests {
+@Suite(.timeLimit(.minutes(10))) struct ClientTests {
     @Test func theWholeStoryOfAnApp() async throws {
         try await IdentityTest.withProvider { idp in
             let tenant = try await TestEnvironment.makeTenant()
@@ -494,7 +494,7 @@ import Testing
 
 /// The client's calls for verified emails, password reset and the user's data, against the
 /// service on a real socket and a real SMTP server.
-@Suite(.timeLimit(.minutes(3))) struct ClientRecoveryTests {
+@Suite(.timeLimit(.minutes(10))) struct ClientRecoveryTests {
     @Test func verifyResetAndExportThroughTheClient() async throws {
         let rig = try await MailTestRig(appSender: true)
         try await withLiveApp(rig.configure) { _, port in

@@ -4,7 +4,7 @@ import Testing
 
 /// A disabled user's notes leave every read (the `tenant_notes` view, migration 0010)
 /// and come back when the user is enabled again.
-@Suite(.timeLimit(.minutes(2))) struct DisabledAuthorTests {
+@Suite(.timeLimit(.minutes(10))) struct DisabledAuthorTests {
     /// What `viewer` sees of `note`, one read path after another: `true` where it shows.
     func sightings(_ client: some TestClientProtocol, note: String, place: String, viewer: Account) async throws -> [String: Bool] {
         func listed(_ path: String) async throws -> Bool {

@@ -70,7 +70,7 @@ func eventPosition(tenantID: Int64) async throws -> Int64 {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(3))) struct EventsTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct EventsTests {
     @Test func aSubscriberSeesItsTenantsChangesInOrderAndNothingElse() async throws {
         let a = try await TestEnvironment.makeTenant()
         let b = try await TestEnvironment.makeTenant()

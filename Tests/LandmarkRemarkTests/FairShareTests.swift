@@ -15,7 +15,7 @@ import Testing
 /// change is who waits for whom, so the bystander is compared with the flood in the same test,
 /// under the same load: without shares it waits in the same queue as the flood, with them it
 /// does not wait at all.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct FairShareTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct FairShareTests {
     /// Tells flooding workers when to stop.
     final class Switch: Sendable {
         private let on = Atomic(true)

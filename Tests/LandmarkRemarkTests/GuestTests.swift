@@ -6,7 +6,7 @@ import Testing
 
 /// `POST /v1/auth/guest`: accounts with nothing to sign in with again, limited per client
 /// address, switched off per tenant, and upgraded in place keeping what they made.
-@Suite(.timeLimit(.minutes(2))) struct GuestTests {
+@Suite(.timeLimit(.minutes(10))) struct GuestTests {
     private func startGuest(_ client: any TestClientProtocol, tenant: String) async throws -> API.TokenResponse {
         let response = try await client.call(.post, "/v1/auth/guest", tenant: tenant)
         #expect(response.status == .created, "\(response.body)")

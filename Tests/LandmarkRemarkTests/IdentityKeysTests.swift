@@ -7,7 +7,7 @@ import Testing
 /// The provider's keys: fetched once and kept per `Cache-Control`, fetched again for a key
 /// never seen (once a minute at most), the last good set used while the provider is down.
 /// Each test builds its own application, so each starts with an empty cache.
-@Suite(.timeLimit(.minutes(2))) struct IdentityKeysTests {
+@Suite(.timeLimit(.minutes(10))) struct IdentityKeysTests {
     /// Without a clock to move, what is observable: a set is reused while its `Cache-Control`
     /// (or, when absent, the default hour) allows, and fetched again for every sign-in when
     /// the provider forbids caching.

@@ -9,7 +9,7 @@ import Testing
 /// changes with a fresh ID token, and Apple's tokens kept and revoked.
 // The limit only catches a hang: with both cores busy beside the whole suite (stress-ng),
 // five rounds of concurrent unlinks, each signing in and linking first, took over 2 minutes.
-@Suite(.timeLimit(.minutes(5))) struct IdentityLinkingTests {
+@Suite(.timeLimit(.minutes(10))) struct IdentityLinkingTests {
     @Test func linkingAndUnlinkingIdentities() async throws {
         try await IdentityTest.withProvider { idp in
             let tenant = try await TestEnvironment.makeTenant()

@@ -7,7 +7,7 @@ import Testing
 
 /// `POST /v1/auth/id-token` against a real provider on loopback: accounts keyed by
 /// `(tenant, provider, sub)`, and every check a token must pass.
-@Suite(.timeLimit(.minutes(2))) struct IdentitySignInTests {
+@Suite(.timeLimit(.minutes(10))) struct IdentitySignInTests {
     @Test func firstSignInCreatesTheAccountAndLaterOnesSignIn() async throws {
         try await IdentityTest.withProvider { idp in
             let tenant = try await TestEnvironment.makeTenant()

@@ -6,7 +6,7 @@ import Testing
 
 /// Moderators (issue 34): the queue of open reports by target, decisions and their effects
 /// on every read (streams: SafetyEventsTests), the audit log, the 24-hour clock, and who may do any of it.
-@Suite(.timeLimit(.minutes(3))) struct ModerationTests {
+@Suite(.timeLimit(.minutes(10))) struct ModerationTests {
     static func makeModerator(_ account: Account) async throws {
         let made = try await TestEnvironment.ownerScalar(
             "SELECT admin.set_moderator(\(account.tenant), \(account.username), true)", as: Bool.self)

@@ -9,7 +9,7 @@ import Testing
 /// The pre-aggregated cluster grid (migration 0014) against a count of the notes
 /// themselves, after random inserts, moves, visibility changes, deletes and a disabled
 /// account: with every delta unfolded, half folded, and all folded.
-@Suite(.timeLimit(.minutes(3))) struct NoteGridTests {
+@Suite(.timeLimit(.minutes(10))) struct NoteGridTests {
     struct Cell: Comparable, CustomStringConvertible {
         let count: Int
         let noteID: Int64

@@ -3,7 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@Suite(.timeLimit(.minutes(3))) struct NotesCRUDTests {
+@Suite(.timeLimit(.minutes(10))) struct NotesCRUDTests {
     @Test func createShowsTheNoteExactlyAsTheContractSays() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         try await withApp { client in

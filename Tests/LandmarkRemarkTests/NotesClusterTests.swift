@@ -4,7 +4,7 @@ import HummingbirdTesting
 import Testing
 
 /// Map clusters on the tile grid of the zoom level.
-@Suite(.timeLimit(.minutes(3))) struct NotesClusterTests {
+@Suite(.timeLimit(.minutes(10))) struct NotesClusterTests {
     func clusters(_ client: some TestClientProtocol, _ query: String, token: String) async throws -> [API.Cluster] {
         let response = try await client.call(.get, "/v1/notes/clusters?" + query, token: token)
         #expect(response.status == .ok, "\(query): \(response.body)")

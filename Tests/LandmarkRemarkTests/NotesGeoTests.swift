@@ -4,7 +4,7 @@ import HummingbirdTesting
 import Testing
 
 /// Nearest first, radius and viewport, checked against PostGIS' own measurements.
-@Suite(.timeLimit(.minutes(3))) struct NotesGeoTests {
+@Suite(.timeLimit(.minutes(10))) struct NotesGeoTests {
     @Test func nearestFirstIsTrueSpheroidOrder() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         try await withApp { client in

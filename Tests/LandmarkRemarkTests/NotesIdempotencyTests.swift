@@ -6,7 +6,7 @@ import Postgres
 import Testing
 
 /// `Idempotency-Key` on `POST /v1/notes`.
-@Suite(.timeLimit(.minutes(3))) struct NotesIdempotencyTests {
+@Suite(.timeLimit(.minutes(10))) struct NotesIdempotencyTests {
     static let key = HTTPField.Name("Idempotency-Key")!
 
     func post(_ client: some TestClientProtocol, _ json: [String: Any], key: String, as account: Account) async throws -> APIResponse {

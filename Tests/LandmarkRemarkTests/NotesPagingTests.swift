@@ -7,7 +7,7 @@ import Postgres
 import Testing
 
 /// Keyset pagination: every note exactly once, in order, while others write.
-@Suite(.timeLimit(.minutes(3))) struct NotesPagingTests {
+@Suite(.timeLimit(.minutes(10))) struct NotesPagingTests {
     static let origin = (lat: -33.8, lng: 151.2)
 
     /// 1,000 notes by three users, inserted directly for speed: a tenth of them at the

@@ -12,7 +12,7 @@ import Testing
 /// leakproof (`&&`, `LIKE`) as an index condition beneath a policy. The statements route
 /// and answer the same (CitusRoutingTests and the rest of the suite), but some take other
 /// plans; docs/operations.md ("Running on Citus") and the benchmark report say what it costs.
-@Suite(.timeLimit(.minutes(3)), .disabled(if: CitusRoutingTests.onCitus, "single-server plans; see the comment above"))
+@Suite(.timeLimit(.minutes(10)), .disabled(if: CitusRoutingTests.onCitus, "single-server plans; see the comment above"))
 struct NotesPlanTests {
     static let noteCount = 100_000
 

@@ -4,7 +4,7 @@ import HummingbirdTesting
 import Testing
 
 /// Substring search over bodies and usernames, with LIKE's special characters taken literally.
-@Suite(.timeLimit(.minutes(3))) struct NotesSearchTests {
+@Suite(.timeLimit(.minutes(10))) struct NotesSearchTests {
     /// A tenant with known notes; `ids[body]` is the id of the note with that body.
     struct World {
         let alice: Account

@@ -4,7 +4,7 @@ import HummingbirdTesting
 import Testing
 
 /// Bad input on every endpoint and parameter: the documented status and code, and nothing written.
-@Suite(.timeLimit(.minutes(3))) struct NotesValidationTests {
+@Suite(.timeLimit(.minutes(10))) struct NotesValidationTests {
     @Test func badNoteBodies() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         let otherTenant = try await TestEnvironment.makeTenant()

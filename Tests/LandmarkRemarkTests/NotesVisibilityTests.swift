@@ -4,7 +4,7 @@ import HummingbirdTesting
 import Testing
 
 /// Others' private notes and other tenants' notes are "not found" everywhere.
-@Suite(.timeLimit(.minutes(3))) struct NotesVisibilityTests {
+@Suite(.timeLimit(.minutes(10))) struct NotesVisibilityTests {
     @Test func othersPrivateNotesNeverAppear() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         try await withApp { client in

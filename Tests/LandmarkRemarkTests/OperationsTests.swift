@@ -4,7 +4,7 @@ import HummingbirdTesting
 import LandmarkRemark
 import Testing
 
-@Suite(.timeLimit(.minutes(2))) struct OperationsTests {
+@Suite(.timeLimit(.minutes(10))) struct OperationsTests {
     @Test func healthAndReadiness() async throws {
         try await withApp { client in
             let health = try await client.call(.get, "/healthz")

@@ -12,7 +12,7 @@ import Testing
 /// tenant's reads, nor another tenant's upload. The decoders run in worker processes, so the
 /// service's own memory does not follow them. Run with the latency suites (it floods both
 /// cores); no bound in milliseconds, only who is served and what the service holds.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct PhotoFloodTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct PhotoFloodTests {
     static func residentMegabytes() -> Int {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""

@@ -13,7 +13,7 @@ extension TestClientProtocol {
     }
 }
 
-@Suite(.timeLimit(.minutes(3))) struct PlacesTests {
+@Suite(.timeLimit(.minutes(10))) struct PlacesTests {
     @Test func nearestFirstWithDistancesAndRadius() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         try await withApp { client in
@@ -152,7 +152,7 @@ extension TestClientProtocol {
     }
 }
 
-@Suite(.timeLimit(.minutes(3))) struct PlacesImportTests {
+@Suite(.timeLimit(.minutes(10))) struct PlacesImportTests {
     static func write(_ json: String) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("places-\(UUID().uuidString).json")
         try json.write(to: url, atomically: true, encoding: .utf8)

@@ -24,7 +24,7 @@ extension TestClientProtocol {
 
 /// Reports (issue 34): `POST /v1/reports`, `GET /v1/me/reports`, the target hidden from its
 /// reporter at once, and held for a moderator when the tenant's threshold of reporters is met.
-@Suite(.timeLimit(.minutes(3))) struct ReportsTests {
+@Suite(.timeLimit(.minutes(10))) struct ReportsTests {
     static func setThreshold(_ threshold: Int, tenant: String) async throws {
         try await TestEnvironment.withOwnerPool { try await $0.query("UPDATE tenants SET report_threshold = \(threshold) WHERE slug = \(tenant)") }
     }

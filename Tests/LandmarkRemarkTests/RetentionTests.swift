@@ -8,7 +8,7 @@ import Testing
 /// `purge_expired()` (migration 0010) through `RetentionService`, as the service's role:
 /// what is past its horizon goes, what could still change an answer stays. Serialized, so
 /// that no purge of this suite takes the row the timer test waits for the service to take.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct RetentionTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct RetentionTests {
     /// Runs one purge as landmark_app, the way the service does.
     static func purge() async throws -> RetentionService.Purged {
         let pool = try PostgresPool(configuration: .init(conninfo: try TestEnvironment.variable("LR_TEST_DATABASE_URL"), maxConnections: 1))

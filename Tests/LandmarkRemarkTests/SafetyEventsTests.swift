@@ -8,7 +8,7 @@ import Testing
 /// stream waits for the one horizon of the whole log, which another suite's long transaction
 /// (a 17,000-note seed) holds back, so the event suites run in their own pass
 /// (scripts/test.sh, whose filter takes every suite named `…EventsTests`).
-@Suite(.timeLimit(.minutes(3))) struct SafetyEventsTests {
+@Suite(.timeLimit(.minutes(10))) struct SafetyEventsTests {
     /// On a stream a block holds from the next batch: the blocked author's new note never
     /// arrives, live or replayed, and the viewer's own events still do.
     @Test func aBlockHoldsOnLiveStreamsAndReplays() async throws {

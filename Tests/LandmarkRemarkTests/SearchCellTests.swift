@@ -10,7 +10,7 @@ import Testing
 /// notes in London, across the antimeridian (some at exactly 180 and -180) and around the
 /// North Pole, every page is what a plain statement written here (not the service's
 /// condition) gives; the covers and the circle's box never miss a point.
-@Suite(.timeLimit(.minutes(3))) struct SearchCellTests {
+@Suite(.timeLimit(.minutes(10))) struct SearchCellTests {
     /// One tenant: 3 users and 6,000 notes, a third in each region, one every 2 hours,
     /// every seventh private. `numbat` is in 1 note of 150 (scattered by a hash), so the
     /// newest 1,000 notes hold fewer than 5 of it in any of the areas below: the walk gives

@@ -8,7 +8,7 @@ import Testing
 /// sides (`search_fold`, migration 0033), in note bodies, usernames and place names, in every
 /// script; `%`, `_` and `\` still match themselves. (Usernames are ASCII: there the query folds.) One table: each query and exactly the
 /// notes it finds.
-@Suite(.timeLimit(.minutes(3))) struct SearchFoldingTests {
+@Suite(.timeLimit(.minutes(10))) struct SearchFoldingTests {
     static let bodies = [
         "Café de Flore", "Zürich HB at night", "Tokyo tower", "東京タワーの夜景", "서울타워 야경 맛집",
         "Straße am Hafen", "STRASSE DES 17. JUNI", "İstanbul boğazı", "ıslak zemin", "ＦＵＬＬ width letters",

@@ -9,7 +9,7 @@ import Testing
 /// Over notes spread across three years, with bursts and long gaps, every page is exactly
 /// what the plain statement (every match, sorted) gives, across pages, while others write;
 /// the windows tile the tenant's time newest first, and the first is sized to the page.
-@Suite(.timeLimit(.minutes(3))) struct SearchWindowTests {
+@Suite(.timeLimit(.minutes(10))) struct SearchWindowTests {
     /// One tenant for the suite: 3 users and 20,000 notes, one every 1.5 hours on average
     /// going back 3.4 years, in groups of 4 at the same microsecond (ties the keyset must break
     /// by id), every seventh private. Inserted as NotesPlanTests does (the event trigger off,

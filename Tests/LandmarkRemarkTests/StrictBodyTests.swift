@@ -4,7 +4,7 @@ import HummingbirdTesting
 import Testing
 
 /// Request bodies that mean more than one thing are refused with `400 malformed_request`.
-@Suite(.timeLimit(.minutes(2))) struct StrictBodyTests {
+@Suite(.timeLimit(.minutes(10))) struct StrictBodyTests {
     static func duplicate(_ json: String) -> String? {
         Array(json.utf8).withUnsafeBytes(JSONDuplicateKeys.firstDuplicate(in:))
     }

@@ -5,7 +5,7 @@ import LandmarkRemark
 import Postgres
 import Testing
 
-@Suite(.timeLimit(.minutes(2))) struct TenantIsolationTests {
+@Suite(.timeLimit(.minutes(10))) struct TenantIsolationTests {
     @Test func sameUsernameInTwoTenantsIsTwoAccounts() async throws {
         let a = try await TestEnvironment.makeTenant()
         let b = try await TestEnvironment.makeTenant()
@@ -93,7 +93,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct BruteForceTests {
+@Suite(.timeLimit(.minutes(10))) struct BruteForceTests {
     func attempt(_ client: any TestClientProtocol, _ password: String, tenant: String, from address: String? = nil) async throws -> APIResponse {
         try await client.call(.post, "/v1/auth/login", json: ["username": "mallory", "password": password], tenant: tenant)
     }

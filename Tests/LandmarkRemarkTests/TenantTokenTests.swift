@@ -8,7 +8,7 @@ import Testing
 /// Tokens carry their tenant (`lr_at_<tenant>_…`, `lr_rt_…`, `lr_st_…`) and are looked up in
 /// that tenant alone; tokens of the legacy form (43 characters after the prefix) keep
 /// working for their lifetime through the lookups by hash alone (migration 0016).
-@Suite(.timeLimit(.minutes(2))) struct TenantTokenTests {
+@Suite(.timeLimit(.minutes(10))) struct TenantTokenTests {
     @Test func tokensAndTicketsNameTheirTenant() async throws {
         let slug = try await TestEnvironment.makeTenant()
         let tenantID = try await Self.tenantID(slug)
@@ -188,7 +188,7 @@ import Testing
 /// The event streams of legacy tokens and tickets. A suite of its own whose name puts it
 /// among the event-stream suites that `scripts/test.sh` runs apart: a stream cannot start
 /// while another suite's big seed holds its transaction open.
-@Suite(.timeLimit(.minutes(2))) struct TenantTokenEventsTests {
+@Suite(.timeLimit(.minutes(10))) struct TenantTokenEventsTests {
     @Test func theStreamsOfALegacyAccessTokenCheckItInItsTenant() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         let tenantID = try await TenantTokenTests.tenantID(tenant)

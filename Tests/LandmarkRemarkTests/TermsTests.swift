@@ -5,7 +5,7 @@ import Testing
 
 /// Terms and contact (issue 34): `GET /v1/tenant` without a sign-in, `POST /v1/me/terms`,
 /// and writing refused until the current terms are accepted where the tenant requires it.
-@Suite(.timeLimit(.minutes(2))) struct TermsTests {
+@Suite(.timeLimit(.minutes(10))) struct TermsTests {
     static func set(_ tenant: String, _ settings: [(String, String)]) async throws {
         try await TestEnvironment.withOwnerPool { pool in
             for (setting, value) in settings {

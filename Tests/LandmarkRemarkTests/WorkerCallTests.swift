@@ -7,7 +7,7 @@ import Testing
 /// their functions (migration 0022, installed as `distribute` does), page for page as they
 /// run as statements, on either database; every shape the service may send has its function;
 /// and as their owner's functions they still keep to the caller's tenant.
-@Suite(.timeLimit(.minutes(5))) struct WorkerCallTests {
+@Suite(.timeLimit(.minutes(10))) struct WorkerCallTests {
     /// Installs the functions as `distribute` does (on Citus they are there already).
     static func install() async throws {
         _ = try await TestEnvironment.withOwnerPool { try await AdminStore(pool: $0).installStatementFunctions() }

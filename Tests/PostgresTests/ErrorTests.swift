@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct ErrorTests {
+@Suite(.timeLimit(.minutes(10))) struct ErrorTests {
     @Test func injectionIsStoredVerbatimAndTheTableSurvives() async throws {
         try await withPool { pool in
             let table = TestDatabase.uniqueName("injection")

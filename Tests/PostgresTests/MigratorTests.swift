@@ -4,7 +4,7 @@ import Postgres
 import Testing
 
 /// Migrations run against a database of their own, created for each test.
-@Suite(.timeLimit(.minutes(1))) struct MigratorTests {
+@Suite(.timeLimit(.minutes(10))) struct MigratorTests {
     static let logger = Logger(label: "test.migrator")
 
     static let migrations = [

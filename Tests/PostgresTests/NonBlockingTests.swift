@@ -5,7 +5,7 @@ import Testing
 
 /// Statements run in libpq's non-blocking mode: the task suspends while the server works,
 /// and one thread waits on every socket (`SocketReadiness`).
-@Suite(.timeLimit(.minutes(1))) struct NonBlockingTests {
+@Suite(.timeLimit(.minutes(10))) struct NonBlockingTests {
     /// More statements wait on the server than Swift's cooperative pool has threads, and the
     /// task that lets them go still runs. Were a waiting statement to hold its thread, that
     /// task could not run and the test would hang until its time limit.

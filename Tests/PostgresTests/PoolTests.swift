@@ -4,7 +4,7 @@ import Synchronization
 import TestPolling
 import Testing
 
-@Suite(.timeLimit(.minutes(3))) struct PoolTests {
+@Suite(.timeLimit(.minutes(10))) struct PoolTests {
     @Test func twoHundredConcurrentQueriesThroughFourConnections() async throws {
         try await withPool(maxConnections: 4, acquireTimeout: .seconds(30)) { pool in
             let results = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -127,7 +127,7 @@ import Testing
 }
 
 /// `PostgresPool.admission`: what a task must pass before borrowing, given back on return.
-@Suite(.timeLimit(.minutes(1))) struct AdmissionHookTests {
+@Suite(.timeLimit(.minutes(10))) struct AdmissionHookTests {
     /// Admitted once per outermost borrowing (a nested one in the same task passes freely,
     /// else a caller with a share of one would wait for itself), given back when it ends,
     /// and a refusal reaches the caller with no connection taken.

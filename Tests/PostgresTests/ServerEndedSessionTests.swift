@@ -13,7 +13,7 @@ import TestPolling
 /// workers, and `make test-citus` caught the pool lending such a connection in that window
 /// (`PoolTests.connectionsTerminatedByTheServerAreReplaced`: `connectionLost`). Here the
 /// real libpq talks to a server on loopback that says FATAL and keeps the socket open.
-@Suite(.timeLimit(.minutes(1))) struct ServerEndedSessionTests {
+@Suite(.timeLimit(.minutes(10))) struct ServerEndedSessionTests {
     @Test func anIdleConnectionWhoseServerSaidFatalIsNotLentAgain() async throws {
         let server = try OneSessionServer()
         defer { server.close() }
