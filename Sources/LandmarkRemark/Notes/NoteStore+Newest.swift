@@ -51,7 +51,6 @@ extension NoteStore {
     static func newestStatement(_ list: NoteList, tenantID: Int64, viewerID: Int64) -> PostgresQuery {
         let (filters, limit) = (list.filters, list.limit)
         let keyset: PostgresQuery = list.page.timeKeyset("n.created_at", "n.id").map { "\n  AND \($0)" } ?? ""
-        let condition = Self.condition(filters, tenantID: tenantID, viewerID: viewerID, reading: .walk)
         guard filters.walksNewestFirst else {
             return """
                 SELECT \(Self.noteColumns), (extract(epoch FROM n.created_at) * 1000000)::bigint
@@ -65,6 +64,7 @@ extension NoteStore {
                 ORDER BY n.created_at DESC, n.id DESC
                 """
         }
+        let condition = Self.condition(filters, tenantID: tenantID, viewerID: viewerID, reading: .walk)
         let rows = limit + 1
         // The walk's sizes are constants of this code, written into the SQL: a generic plan
         // must see them (a LIMIT that is a parameter is guessed at a tenth of the table).
