@@ -18,7 +18,7 @@ struct NotesPlanTests {
 
     /// A tenant of 50 users, 100,000 notes and 2,000 places around Sydney, made with
     /// generate_series as the owner; one note in 5,000 mentions a lighthouse, one the
-    /// night view of Tokyo (東京の夜景), one a crème brûlée.
+    /// night view of Tokyo (東京の夜景), one a crème brûlée, one a jazz quartet.
     static func seed() async throws -> (tenantID: Int64, viewerID: Int64) {
         let slug = try await TestEnvironment.makeTenant()
         let tenantID = try await NotesFixture.tenantID(slug)
@@ -33,6 +33,7 @@ struct NotesPlanTests {
                        CASE WHEN g % 5000 = 0 THEN 'the lighthouse keeper ' || g
                             WHEN g % 5000 = 2500 THEN '東京の夜景 ' || g
                             WHEN g % 5000 = 1250 THEN 'Crème brûlée au Café ' || g
+                            WHEN g % 5000 = 3750 THEN 'jazz quartet ' || g
                             ELSE (ARRAY['coffee', 'harbour', 'bridge', 'beach', 'market', 'garden'])[1 + g % 6]
                                  || ' note ' || g END,
                        ST_SetSRID(ST_MakePoint(151.2 + (random() - 0.5) * 2, -33.8 + (random() - 0.5) * 2), 4326)::geography,
@@ -110,7 +111,8 @@ struct NotesPlanTests {
 
     /// Whether `plan` asks `notes_search` for one time window and the text together (migration
     /// 0036): never a whole window read for its time alone. `text` is `body_folded ~~` for a
-    /// trigram query, `search_bigrams(body_folded) @>` for two characters.
+    /// trigram query; for two characters `search_bigrams_beyond_ascii(body_folded) @>` and
+    /// `body_folded ~` (an ASCII pair's trigrams), each asked in a scan of its own (0041).
     static func asksWindowAndText(_ plan: String, _ text: String = "body_folded ~~") -> Bool {
         plan.split(separator: "\n").contains {
             // The time keys show inlined (ARRAY[…]), as PostgreSQL plans them.
@@ -165,7 +167,8 @@ struct NotesPlanTests {
     }
 
     /// Checks that the service's pages for `query` are exactly the plain statement's: every
-    /// match sorted, no walk. The statement runs as the service runs it (pipelined reads,
+    /// match sorted, no walk, its rows tested as a walk tests them (no index lookups, so one
+    /// that misses a note fails here). The statement runs as the service runs it (pipelined reads,
     /// prepared) with the generic plan forced, since a prepared statement gets it after five
     /// runs; all `limit + 1` rows are compared, and the second page through the cursor.
     static func expectPagesExact(_ query: String, tenantID: Int64, viewerID: Int64) async throws {
@@ -180,7 +183,7 @@ struct NotesPlanTests {
             resolved.filters = try await store.resolvingUsernames(list.filters, tenantID: tenantID, on: reads)
             var reference: PostgresQuery = """
                 SELECT n.id FROM tenant_notes n
-                WHERE \(NoteStore.condition(resolved.filters, tenantID: tenantID, viewerID: viewerID, reading: .throughIndex))
+                WHERE \(NoteStore.condition(resolved.filters, tenantID: tenantID, viewerID: viewerID, reading: .walk))
                 ORDER BY n.created_at DESC, n.id DESC
                 LIMIT \(2 * list.limit + 1)
                 """
@@ -327,7 +330,18 @@ struct NotesPlanTests {
         let rare = try await Self.plan("q=%E5%A4%9C%E6%99%AF&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.branchesRun(rare) == ["walked", "matches"], "\(rare)")
         #expect(Self.cte(rare, "matches").contains("Bitmap Index Scan on notes_search (actual rows="), "\(rare)")
-        #expect(Self.asksWindowAndText(Self.cte(rare, "matches"), "search_bigrams(body_folded) @>"), "\(rare)")
+        #expect(Self.asksWindowAndText(Self.cte(rare, "matches"), "search_bigrams_beyond_ascii(body_folded) @>"), "\(rare)")
+
+        // An ASCII pair (20 notes), inside a run (`zz`) and where one begins (`qu`): its bigrams
+        // are not indexed (0041), so the rare matches ask the trigrams ending in it, and the
+        // bigrams of runs beyond ASCII, each with the time window.
+        for pair in ["zz", "qu"] {
+            let ascii = try await Self.plan("q=\(pair)&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+            #expect(Self.branchesRun(ascii) == ["walked", "matches"], "\(ascii)")
+            #expect(Self.asksWindowAndText(Self.cte(ascii, "matches"), "body_folded ~ "), "\(ascii)")
+            #expect(Self.asksWindowAndText(Self.cte(ascii, "matches"), "search_bigrams_beyond_ascii(body_folded) @>"), "\(ascii)")
+            #expect(!Self.cte(ascii, "matches").contains("Seq Scan on notes"), "\(ascii)")
+        }
 
         // "ar": harbour, market and garden, half the notes.
         let common = try await Self.plan("q=ar&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
@@ -336,13 +350,16 @@ struct NotesPlanTests {
         // Nearest first, the rare pair: every match in range through the bigram index.
         let near = try await Self.plan("near=-33.8,151.2&radius_m=100000&q=%E5%A4%9C%E6%99%AF&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.section(near, from: "CTE by_filter").contains("Bitmap Index Scan on notes_search (actual rows="), "\(near)")
+        let nearPair = try await Self.plan("near=-33.8,151.2&radius_m=100000&q=zz&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(Self.section(nearPair, from: "CTE by_filter").contains("Bitmap Index Scan on notes_search (actual rows="), "\(nearPair)")
+        #expect(!Self.section(nearPair, from: "CTE by_filter").contains("Seq Scan on notes"), "\(nearPair)")
 
         let folded = try await Self.plan("q=CREME%20BRULEE&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(Self.branchesRun(folded) == ["walked", "matches"], "\(folded)")
         #expect(Self.cte(folded, "matches").contains("Bitmap Index Scan on notes_search (actual rows="), "\(folded)")
 
         for query in ["q=%E5%A4%9C%E6%99%AF&in=body", "q=%E6%9D%B1%E4%BA%AC", "q=ar&in=body", "q=CREME%20BRULEE&in=body",
-                      "q=%E5%A4%9C%E6%99%AF&in=body&limit=7"] {
+                      "q=zz&in=body", "q=qu", "q=%E5%A4%9C%E6%99%AF&in=body&limit=7", "q=zz&in=body&limit=7"] {
             try await Self.expectPagesExact(query, tenantID: tenantID, viewerID: viewerID)
         }
     }

@@ -14,6 +14,9 @@ import Testing
         "Straße am Hafen", "STRASSE DES 17. JUNI", "İstanbul boğazı", "ıslak zemin", "ＦＵＬＬ width letters",
         "São Paulo centro", "crème brûlée", "naïve résumé", "emoji 🍜 ramen", "100% sure", "Ωmega café",
         "Łódź Fabryczna", "ﬁne ligature", "cafeteria",
+        // An ASCII pair where a run begins, inside one, after a separator, at the end, and
+        // in runs beyond ASCII (whose bigrams alone are indexed, migration 0041).
+        "jazz quartet", "#qjx tag", "yqj middle", "東qj mixed", "ωqj greek", "end qj", "QJ shouted",
     ]
 
     /// Query → the bodies it finds (and no other).
@@ -58,6 +61,14 @@ import Testing
         ("100%", ["100% sure"]),
         ("１００％", ["100% sure"]),
         ("100%_s", []),
+        ("qj", ["#qjx tag", "yqj middle", "東qj mixed", "ωqj greek", "end qj", "QJ shouted"]),
+        ("ＱＪ", ["#qjx tag", "yqj middle", "東qj mixed", "ωqj greek", "end qj", "QJ shouted"]),
+        ("jx", ["#qjx tag"]),
+        ("zz", ["jazz quartet"]),
+        ("qu", ["jazz quartet"]),
+        ("東QJ", ["東qj mixed"]),
+        ("qj m", ["yqj middle", "東qj mixed"]),
+        ("qx", []),
         ("zurichx", []),
         ("tokio", []),
     ]
@@ -76,6 +87,19 @@ import Testing
                 let found = Set(try response.decode(API.NotePage.self).items.map(\.id))
                 let names = found.map { id in ids.first { $0.value == id }?.key ?? id }.sorted()
                 #expect(found == Set(expected.map { ids[$0]! }), "q=\(query) found \(names)")
+            }
+            // So few notes are found by walking them; a search of many asks the index. For a
+            // pair the index is asked two ways (SearchText.pairLookups, migration 0041): each
+            // match must satisfy one of them, or a search of many notes would miss it.
+            let tenantID = try await NotesFixture.tenantID(tenant)
+            for (query, expected) in Self.table where SearchText(text: query).isPair {
+                let asked = SearchText(text: query).matches("n.body_folded", bigramIndexed: true)
+                let found = try await TestEnvironment.ownerScalar("""
+                    SELECT coalesce(string_agg(n.id::text, ','), '') FROM notes n
+                    WHERE n.tenant_id = \(tenantID) AND \(asked)
+                    """, as: String.self)
+                let names = found.split(separator: ",").map { id in ids.first { $0.value == String(id) }?.key ?? String(id) }
+                #expect(Set(names) == Set(expected), "q=\(query) through the index's lookups: \(names)")
             }
         }
     }

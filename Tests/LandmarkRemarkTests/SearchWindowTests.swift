@@ -19,9 +19,11 @@ import Testing
     /// Three words, each scattered by a hash (evenly spaced matches fell in step with the
     /// 16-week windows, and a window skipped by mistake went unnoticed), so that the newest
     /// 1,000 notes hold fewer than 5 of them: the walk gives up and the windows answer.
-    /// `quokka` and `河童` are for the tests that write more of them while they page;
-    /// `wombat`, never written, is for the plans. quokka and wombat also fill every third
-    /// note of a burst two years back.
+    /// `quokka`, `河童` and the pair `zq` are for the tests that write more of them while they
+    /// page; `wombat` and the pair `jx`, never written, are for the plans. quokka, wombat and
+    /// zq also fill every third note of a burst two years back. Each pair stands alone (found
+    /// through the trigrams that end in it), after 川 (through the bigrams of a run beyond
+    /// ASCII), or both ways in one note (SearchText.pairLookups, migration 0041).
     static func seed() async throws -> (slug: String, tenantID: Int64, userIDs: [Int64]) {
         let slug = try await TestEnvironment.makeTenant()
         let tenantID = try await NotesFixture.tenantID(slug)
@@ -34,7 +36,11 @@ import Testing
                        'seeded note ' || g
                        || CASE WHEN abs(hashint4(g)) % 250 = 0 OR (g BETWEEN 12000 AND 12400 AND g % 3 = 0) THEN ' Quokka!' ELSE '' END
                        || CASE WHEN abs(hashint4(g + 7)) % 211 = 0 THEN ' 河童の川' ELSE '' END
-                       || CASE WHEN abs(hashint4(g + 13)) % 250 = 0 OR (g BETWEEN 12000 AND 12400 AND g % 3 = 1) THEN ' wombat' ELSE '' END,
+                       || CASE WHEN abs(hashint4(g + 13)) % 250 = 0 OR (g BETWEEN 12000 AND 12400 AND g % 3 = 1) THEN ' wombat' ELSE '' END
+                       || CASE WHEN abs(hashint4(g + 17)) % 750 = 0 OR (g BETWEEN 12000 AND 12400 AND g % 3 = 2) THEN ' zq'
+                               WHEN abs(hashint4(g + 17)) % 750 = 1 THEN ' 川zq'
+                               WHEN abs(hashint4(g + 17)) % 750 = 2 THEN ' zq 川zq' ELSE '' END
+                       || CASE abs(hashint4(g + 19)) % 300 WHEN 0 THEN ' jx' WHEN 1 THEN ' 川jx' WHEN 2 THEN ' jx 川jx' ELSE '' END,
                        ST_SetSRID(ST_MakePoint(-70.6 + random() - 0.5, -33.4 + random() - 0.5), 4326)::geography,
                        CASE WHEN g % 7 = 0 THEN 'private' ELSE 'public' END,
                        stamp, stamp
@@ -62,11 +68,12 @@ import Testing
         }
     }
 
-    @Test(arguments: ["quokka", "河童"]) func pagesAreThePlainStatementsWhileOthersWrite(word: String) async throws {
+    @Test(arguments: ["quokka", "河童", "zq"]) func pagesAreThePlainStatementsWhileOthersWrite(word: String) async throws {
         let (slug, tenantID, _) = try await Self.seeded.value
         try await withApp { client in
-            let reader = try await client.signup(word == "quokka" ? "quokka_reader" : "kappa_reader", tenant: slug)
-            let writer = try await client.signup(word == "quokka" ? "quokka_writer" : "kappa_writer", tenant: slug)
+            let name = ["quokka": "quokka", "河童": "kappa", "zq": "pair"][word]!
+            let reader = try await client.signup("\(name)_reader", tenant: slug)
+            let writer = try await client.signup("\(name)_writer", tenant: slug)
             let expected = try await Self.expected(tenantID: tenantID, viewerID: Int64(reader.userID)!, word: word)
             #expect(expected.count > 80)
             let original = Set(expected)
@@ -114,7 +121,14 @@ import Testing
         #expect(page == 1, "one window holds the page")
         let small = try await windowsRun("q=wombat&in=body&limit=3")
         #expect(small == 1, "one window holds the page")
-        for query in ["q=wombat&in=body", "q=WOMBAT", "q=wombat&in=body&limit=9", "q=wombat&in=body&limit=3"] {
+        // The pair: both ways of finding it, each with the window.
+        let pair = try await NotesPlanTests.plan("q=jx&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
+        #expect(NotesPlanTests.branchesRun(pair) == ["walked", "matches"], "\(pair)")
+        for lookup in ["body_folded ~ ", "search_bigrams_beyond_ascii(body_folded) @>"] {
+            #expect(NotesPlanTests.asksWindowAndText(NotesPlanTests.cte(pair, "matches"), lookup), "\(pair)")
+        }
+        for query in ["q=wombat&in=body", "q=WOMBAT", "q=wombat&in=body&limit=9", "q=wombat&in=body&limit=3",
+                      "q=jx&in=body", "q=%EF%BC%AA%EF%BC%B8&in=body&limit=3"] {
             try await NotesPlanTests.expectPagesExact(query, tenantID: tenantID, viewerID: viewerID)
         }
     }

@@ -5,5 +5,5 @@
 SELECT '河童' AS q \gset
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);
--- @newest-walk[windows]: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND search_bigrams(n.body_folded) @> (SELECT search_bigrams(search_fold(:q))) AND strpos(n.body_folded, (SELECT search_fold(:q))) > 0
+-- @newest-walk[windows+pairs]: n.tenant_id = :tenant AND (n.visibility = 'public' OR n.user_id = :viewer) AND strpos(n.body_folded, (SELECT search_fold(:q))) > 0
 COMMIT;

@@ -3,8 +3,8 @@ import Postgres
 /// How a statement reads the notes a `NoteStore.condition` tests.
 enum NoteReading {
     /// Walking an order (newest or nearest first) and testing each row: nothing in the
-    /// condition is asked of an index, and a statement planned once tests authors matched by
-    /// name as a hashed subquery, built once per run.
+    /// condition is asked of an index (a pair's text is only its substring), and a statement
+    /// planned once tests authors matched by name as a hashed subquery, built once per run.
     case walk
     /// Through indexes (clusters, a page by author or place, every match of the walking
     /// statements' last branch): authors matched by name as `= ANY`, which the author index
@@ -109,7 +109,8 @@ extension NoteStore {
 
     /// Substring search, folded (`SearchText.matches`): `LIKE '%…%'` on the folded body is
     /// answered by `notes_search` (migration 0036), through the folded body's trigrams, or for two
-    /// characters its bigrams; usernames were matched beforehand (`resolved`), and their
+    /// characters its bigrams and trigrams (`SearchText.pairLookups`), which a walk leaves out;
+    /// usernames were matched beforehand (`resolved`), and their
     /// notes are found through the `(tenant_id, user_id, …)` index. For `in=all` the
     /// planner ORs the two bitmap scans.
     ///
@@ -118,7 +119,7 @@ extension NoteStore {
     /// `IN (SELECT unnest(ids))`, a hashed subplan built once per run; a read through indexes
     /// (`NoteReading.throughIndex`) keeps `= ANY`, which the author index answers.
     private static func searchCondition(_ search: NoteFilters.Search, tenantID: Int64, foldedOnce: Bool, reading: NoteReading) -> PostgresQuery {
-        let body = search.text.matches("n.body_folded", bigramIndexed: true, foldedOnce: foldedOnce)
+        let body = search.text.matches("n.body_folded", bigramIndexed: true, foldedOnce: foldedOnce, askingIndex: reading != .walk)
         let username: PostgresQuery
         switch search.userIDs {
         case .some(let ids) where ids.isEmpty:

@@ -96,6 +96,7 @@ extension NoteStore {
             ORDER BY n.created_at DESC, n.id DESC
             """
         let windowed = Self.searchesByTimeWindows(filters)
+        let pairLookups = windowed ? filters.search?.text.pairLookups("n.body_folded", foldedOnce: filters.isPlannedOnce) ?? [] : []
         if windowed, !(filters.search?.text.isPhrase ?? false) {
             return """
                 WITH \(walkedAndEdge),
@@ -103,7 +104,7 @@ extension NoteStore {
                     SELECT (SELECT count(*) FROM walked) < \(rows) AND EXISTS (SELECT FROM edge) AS needed
                 ),
                 matches AS MATERIALIZED (
-                \(Self.windowedMatches(limit: limit, condition: condition, keyset: keyset, tenantID: tenantID))
+                \(Self.windowedMatches(limit: limit, condition: condition, pairLookups: pairLookups, keyset: keyset, tenantID: tenantID))
                 ),
                 page AS (
                     SELECT * FROM walked WHERE NOT (SELECT needed FROM fallback)
@@ -146,7 +147,7 @@ extension NoteStore {
             ),
             matches AS MATERIALIZED (
             \(windowed
-                ? Self.windowedMatches(limit: limit, condition: condition, keyset: keyset, tenantID: tenantID)
+                ? Self.windowedMatches(limit: limit, condition: condition, pairLookups: pairLookups, keyset: keyset, tenantID: tenantID)
                 : Self.everyMatch(condition: inArea, keyset: keyset))
             ),
             page AS (
@@ -189,26 +190,50 @@ extension NoteStore {
     /// the tenant's oldest note; both ends are read from `notes_newest`. The newest note before
     /// the cursor is read again here rather than kept by the walk: `walked` holds matches
     /// only, and one more probe of `notes_newest` (about 20 µs) runs only when the windows do.
-    static func windowedMatches(limit: Int, condition: PostgresQuery, keyset: PostgresQuery, tenantID: Int64) -> PostgresQuery {
-        """
-        SELECT m.* FROM search_hour_windows(
-            \(tenantID),
-            (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = \(tenantID)\(keyset)
-             ORDER BY n.created_at DESC, n.id DESC LIMIT 1),
-            (SELECT created_at FROM edge),
-            (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = \(tenantID)
-             ORDER BY n.created_at, n.id LIMIT 1),
-            (SELECT count(*) FROM walked),
-            \(limit + 1)) w(key)
-        CROSS JOIN LATERAL (
+    static func windowedMatches(limit: Int, condition: PostgresQuery, pairLookups: [PostgresQuery], keyset: PostgresQuery,
+                                tenantID: Int64) -> PostgresQuery {
+        func scan(asking lookup: PostgresQuery?) -> PostgresQuery {
+            let asked: PostgresQuery = lookup.map { "\n  AND \($0)" } ?? ""
+            return """
             SELECT n.* FROM tenant_notes n
-            WHERE \(condition)\(keyset)
+            WHERE \(condition)\(asked)\(keyset)
               AND search_hour_keys(n.tenant_id, n.created_at) @> ARRAY[w.key]
             ORDER BY n.created_at DESC, n.id DESC
             LIMIT \(limit + 1)
-        ) m
-        WHERE (SELECT needed FROM fallback)
-        LIMIT \(limit + 1)
-        """
+            """
+        }
+        var inWindow = scan(asking: nil)
+        if !pairLookups.isEmpty {
+            // A pair: one scan for each way the index finds it (SearchText.pairLookups), so
+            // each is asked with the window whatever the planner guesses; a note found both
+            // ways is on the page once.
+            var scans: PostgresQuery = ""
+            for (index, lookup) in pairLookups.enumerated() {
+                scans.append(index == 0 ? "(\(scan(asking: lookup)))" : "\nUNION ALL\n(\(scan(asking: lookup)))")
+            }
+            inWindow = """
+                SELECT DISTINCT ON (created_at, id) * FROM (
+                \(scans)
+                ) a
+                ORDER BY created_at DESC, id DESC
+                LIMIT \(limit + 1)
+                """
+        }
+        return """
+            SELECT m.* FROM search_hour_windows(
+                \(tenantID),
+                (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = \(tenantID)\(keyset)
+                 ORDER BY n.created_at DESC, n.id DESC LIMIT 1),
+                (SELECT created_at FROM edge),
+                (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = \(tenantID)
+                 ORDER BY n.created_at, n.id LIMIT 1),
+                (SELECT count(*) FROM walked),
+                \(limit + 1)) w(key)
+            CROSS JOIN LATERAL (
+            \(inWindow)
+            ) m
+            WHERE (SELECT needed FROM fallback)
+            LIMIT \(limit + 1)
+            """
     }
 }

@@ -12,24 +12,52 @@ struct SearchText: Sendable, Equatable {
     /// `%`, `_` and `\` matching themselves. The text is a bound parameter; the database folds
     /// it, so there is one definition of folding, and the trigram index on the column serves it.
     ///
-    /// With `bigramIndexed` (a column with a `search_bigrams` index: notes' `body_folded`,
-    /// migration 0034), a text without a trigram but with two letters or digits in a row
-    /// (東京, 서울, `qj`) also asks that index, so it is found without reading every row.
-    /// There the substring is tested with `strpos` (the same test as the escaped LIKE), which
-    /// no index serves: a LIKE without trigrams on a column of the same GIN index makes the
-    /// planner cost the index as read whole (gincostestimate), and it read the table instead.
+    /// With `bigramIndexed` (notes' `body_folded`, whose `notes_search` also holds the bigrams
+    /// of runs beyond ASCII: migrations 0034 and 0041), a text without a trigram but with two
+    /// letters or digits in a row (東京, 서울, `qj`) is a pair: its substring is tested with
+    /// `strpos` (the same test as the escaped LIKE), which no index serves, and with
+    /// `askingIndex` the index is asked too, through `pairLookups`: one of them holds for every
+    /// note that holds the text. A walk that tests rows one by one needs only the substring.
+    /// (A LIKE without trigrams on a column of the same GIN index makes the planner cost the
+    /// index as read whole, gincostestimate, and it read the table instead.)
     ///
     /// With `foldedOnce` (a statement planned once, for any value), the text is folded in a
     /// subquery, which runs once per execution and is still an index condition: in a generic
     /// plan `search_pattern($1)` is computed again for every row it is tested on (8 µs each,
     /// 8 ms for a walk of 1,000 notes). A statement planned for its values folds it at planning.
-    func matches(_ column: PostgresQuery, bigramIndexed: Bool = false, foldedOnce: Bool = false) -> PostgresQuery {
-        func once(_ expression: PostgresQuery) -> PostgresQuery { foldedOnce ? "(SELECT \(expression))" : expression }
-        guard bigramIndexed, !hasTrigram, hasBigram else { return "\(column) LIKE \(once("search_pattern(\(text))"))" }
-        return """
-            search_bigrams(\(column)) @> \(once("search_bigrams(search_fold(\(text)))")) \
-            AND strpos(\(column), \(once("search_fold(\(text))"))) > 0
-            """
+    func matches(_ column: PostgresQuery, bigramIndexed: Bool = false, foldedOnce: Bool = false,
+                 askingIndex: Bool = true) -> PostgresQuery {
+        guard bigramIndexed, isPair else { return "\(column) LIKE \(Self.once("search_pattern(\(text))", foldedOnce))" }
+        let substring: PostgresQuery = "strpos(\(column), \(Self.once("search_fold(\(text))", foldedOnce))) > 0"
+        guard askingIndex else { return substring }
+        var anyLookup: PostgresQuery = ""
+        for (index, lookup) in pairLookups(column, foldedOnce: foldedOnce).enumerated() {
+            anyLookup.append(index == 0 ? lookup : " OR \(lookup)")
+        }
+        return "(\(anyLookup)) AND \(substring)"
+    }
+
+    /// For a pair in a bigram-indexed column (see `matches`), the conditions `notes_search`
+    /// answers, one of which holds for every note that holds the text (migration 0041 says why):
+    /// its pairs beyond ASCII among the bigrams of the note's runs beyond ASCII; or, for a text
+    /// of ASCII pairs, its first pair there or after the trigrams' blank or a letter (a regular
+    /// expression pg_trgm turns into the 37 trigrams that end in it; NULL, and so no rows, for a
+    /// text with a pair beyond ASCII). A statement should ask each in a scan of its own: as one
+    /// OR, planned once, the planner once read a time window whole instead (0041). Empty for a
+    /// text that is not a pair: its LIKE is its own index condition.
+    func pairLookups(_ column: PostgresQuery, foldedOnce: Bool) -> [PostgresQuery] {
+        guard isPair else { return [] }
+        return [
+            "search_bigrams_beyond_ascii(\(column)) @> \(Self.once("search_query_bigrams(search_fold(\(text)))", foldedOnce))",
+            "\(column) ~ \(Self.once("search_ascii_pair_pattern(search_fold(\(text)))", foldedOnce))",
+        ]
+    }
+
+    /// A text no trigram index finds but the bigrams can: two letters or digits in a row.
+    var isPair: Bool { !hasTrigram && hasBigram }
+
+    private static func once(_ expression: PostgresQuery, _ foldedOnce: Bool) -> PostgresQuery {
+        foldedOnce ? "(SELECT \(expression))" : expression
     }
 
     /// Whether the text has a run of 3 letters or digits: what pg_trgm makes index trigrams of.
