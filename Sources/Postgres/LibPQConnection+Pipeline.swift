@@ -89,12 +89,8 @@ extension LibPQConnection {
     /// timeout): the same text every time, so it is prepared once per connection.
     func statementSettingsStatement() -> PostgresQuery? {
         guard !statementSettings.isEmpty else { return nil }
-        var set: PostgresQuery = "SELECT "
-        for (index, (setting, value)) in statementSettings.enumerated() {
-            set.append(index == 0 ? "" : ", ")
-            set.append("set_config(\(setting), \(value), true)")
-        }
-        return set
+        let calls = statementSettings.map { setting, value -> PostgresQuery in "set_config(\(setting), \(value), true)" }
+        return "SELECT \(calls.joined(separator: ", "))"
     }
 
     /// `SET LOCAL "name" TO 'value'`. A utility statement takes no parameters, so both are

@@ -144,3 +144,16 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
         }
     }
 }
+
+extension Sequence where Element == PostgresQuery {
+    /// The fragments one after another with `separator` between them (`" OR "`, `", "`,
+    /// `"\nUNION ALL\n"`), each fragment's parameters numbered after those before it.
+    public func joined(separator: PostgresQuery) -> PostgresQuery {
+        var result: PostgresQuery = ""
+        for (index, fragment) in enumerated() {
+            if index > 0 { result.append(separator) }
+            result.append(fragment)
+        }
+        return result
+    }
+}

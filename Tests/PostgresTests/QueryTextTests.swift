@@ -25,4 +25,18 @@ import Testing
             #expect(text.sql == "PREPARE sum_of AS SELECT $1 + $2" && text.binds.isEmpty)
         }
     }
+
+    @Test func joinedFragmentsNumberTheirParametersInOrder() async throws {
+        try await withPool { pool in
+            let parts: [PostgresQuery] = ["\(1) + \(10)", "\(2)", "\("three")::text"]
+            let query: PostgresQuery = "SELECT \(parts.joined(separator: ", ")), \(4)"
+            #expect(query.sql == "SELECT $1 + $2, $3, $4::text, $5" && query.binds.count == 5)
+            let rows = try await pool.query(query)
+            let values = (try rows[0].decode(Int.self, column: 0), try rows[0].decode(Int.self, column: 1),
+                          try rows[0].decode(String.self, column: 2), try rows[0].decode(Int.self, column: 3))
+            #expect(values == (11, 2, "three", 4))
+            let none: [PostgresQuery] = []
+            #expect(none.joined(separator: " OR ").sql.isEmpty)
+        }
+    }
 }

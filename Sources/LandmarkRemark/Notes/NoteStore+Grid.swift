@@ -46,13 +46,10 @@ extension NoteStore {
         var condition: PostgresQuery { condition(x: "x", y: "y") }
 
         func condition(x: PostgresQuery, y: PostgresQuery) -> PostgresQuery {
-            var sql: PostgresQuery = "\(y) BETWEEN \(Int32(rows.lowerBound)) AND \(Int32(rows.upperBound)) AND ("
-            for (index, range) in columns.enumerated() {
-                if index > 0 { sql.append(" OR ") }
-                sql.append("\(x) BETWEEN \(Int32(range.lowerBound)) AND \(Int32(range.upperBound))")
+            let ranges = columns.map { range -> PostgresQuery in
+                "\(x) BETWEEN \(Int32(range.lowerBound)) AND \(Int32(range.upperBound))"
             }
-            sql.append(")")
-            return sql
+            return "\(y) BETWEEN \(Int32(rows.lowerBound)) AND \(Int32(rows.upperBound)) AND (\(ranges.joined(separator: " OR ")))"
         }
     }
 

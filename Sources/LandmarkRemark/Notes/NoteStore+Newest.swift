@@ -207,10 +207,8 @@ extension NoteStore {
             // A pair: one scan for each way the index finds it (SearchText.pairLookups), so
             // each is asked with the window whatever the planner guesses; a note found both
             // ways is on the page once.
-            var scans: PostgresQuery = ""
-            for (index, lookup) in pairLookups.enumerated() {
-                scans.append(index == 0 ? "(\(scan(asking: lookup)))" : "\nUNION ALL\n(\(scan(asking: lookup)))")
-            }
+            let scans = pairLookups.map { lookup -> PostgresQuery in "(\(scan(asking: lookup)))" }
+                .joined(separator: "\nUNION ALL\n")
             inWindow = """
                 SELECT DISTINCT ON (created_at, id) * FROM (
                 \(scans)

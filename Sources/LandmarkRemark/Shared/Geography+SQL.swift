@@ -27,23 +27,14 @@ extension BoundingBox {
                  AND ST_X(\(unsafeSQL: location)) BETWEEN \(west) AND \(east))
                 """)
         }
-        var condition: PostgresQuery = "(("
-        for (index, part) in parts.enumerated() {
-            if index > 0 { condition.append(" OR ") }
-            condition.append(part)
-        }
-        condition.append(") AND ST_Y(\(unsafeSQL: location)) BETWEEN \(minLat) AND \(maxLat))")
-        return condition
+        return "((\(parts.joined(separator: " OR "))) AND ST_Y(\(unsafeSQL: location)) BETWEEN \(minLat) AND \(maxLat))"
     }
 
     /// The same box over plain degree columns (the event log's `lat` and `lng`), named in program text.
     func condition(latitude: StaticString, longitude: StaticString) -> PostgresQuery {
-        var condition: PostgresQuery = "(\(unsafeSQL: latitude) BETWEEN \(minLat) AND \(maxLat) AND ("
-        for (index, (west, east)) in longitudeRanges.enumerated() {
-            if index > 0 { condition.append(" OR ") }
-            condition.append("\(unsafeSQL: longitude) BETWEEN \(west) AND \(east)")
+        let ranges = longitudeRanges.map { west, east -> PostgresQuery in
+            "\(unsafeSQL: longitude) BETWEEN \(west) AND \(east)"
         }
-        condition.append("))")
-        return condition
+        return "(\(unsafeSQL: latitude) BETWEEN \(minLat) AND \(maxLat) AND (\(ranges.joined(separator: " OR "))))"
     }
 }

@@ -30,10 +30,7 @@ struct SearchText: Sendable, Equatable {
         guard bigramIndexed, isPair else { return "\(column) LIKE \(Self.once("search_pattern(\(text))", foldedOnce))" }
         let substring: PostgresQuery = "strpos(\(column), \(Self.once("search_fold(\(text))", foldedOnce))) > 0"
         guard askingIndex else { return substring }
-        var anyLookup: PostgresQuery = ""
-        for (index, lookup) in pairLookups(column, foldedOnce: foldedOnce).enumerated() {
-            anyLookup.append(index == 0 ? lookup : " OR \(lookup)")
-        }
+        let anyLookup = pairLookups(column, foldedOnce: foldedOnce).joined(separator: " OR ")
         return "(\(anyLookup)) AND \(substring)"
     }
 
