@@ -39,6 +39,39 @@ import Testing
         }
     }
 
+    /// A word near a point walks nearest first in degrees where the circle's box is one
+    /// rectangle of degrees, and by the geography index across the antimeridian; either way
+    /// the pages are the spheroid's order of the matches in range, also far north, where a
+    /// degree of longitude is short, and around a pole.
+    @Test func filteredNearestPagesAreSpheroidOrderAnywhere() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let alice = try await client.signup("alice", tenant: tenant)
+            let origins = [(lat: 70.0, lng: 25.0), (lat: 0.0, lng: 179.99), (lat: 89.99, lng: 0.0), (lat: -33.87, lng: 151.21)]
+            var generator = SystemRandomNumberGenerator()
+            for origin in origins {
+                for index in 0..<40 {
+                    let spot = try await NotesFixture.project(lat: origin.lat, lng: origin.lng,
+                                                              distance: Double.random(in: 0...30_000, using: &generator),
+                                                              azimuth: Double.random(in: 0..<360, using: &generator))
+                    // Three in four say coffee: the walk finds a page of them.
+                    try await client.createNote(alice, index % 4 == 3 ? "tea \(index)" : "coffee \(index)", lat: spot.lat, lng: spot.lng)
+                }
+            }
+            let bodies = try await NotesFixture.bodies(tenant)
+            for origin in origins {
+                let truth = try await NotesFixture.distances(tenant, lat: origin.lat, lng: origin.lng)
+                for (word, radius) in [("coffee", 20_000.0), ("tea", 20_000), ("coffee", 1_000_000)] {
+                    let expected = truth.filter { $0.value <= radius && bodies[$0.key]!.hasPrefix(word) }
+                        .sorted { ($0.value, Int64($0.key)!) < ($1.value, Int64($1.key)!) }.map(\.key)
+                    let items = try await client.walk("/v1/notes?near=\(origin.lat),\(origin.lng)&radius_m=\(Int(radius))&q=\(word)&in=body",
+                                                      token: alice.accessToken, limit: 4)
+                    #expect(items.map(\.id) == expected, "\(word) within \(radius) m of \(origin)")
+                }
+            }
+        }
+    }
+
     @Test func radiusIncludesOneMetreInsideAndExcludesOneMetreOutside() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         let origin = (lat: -33.8688, lng: 151.2093)

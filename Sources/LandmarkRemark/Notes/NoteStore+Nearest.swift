@@ -35,15 +35,23 @@ extension NoteStore {
     /// match (the largest spheroid distance among those bounds the page, as in the
     /// unfiltered statement) or when it saw every note in range (its matches are all there
     /// are). The walk stops at its `limit + 1`-th match: its rows come in the KNN scan's
-    /// order (`sphere`, an output column of the ordered subquery, so the planner keeps that
+    /// order (`walk_order`, an output column of the ordered subquery, so the planner keeps that
     /// order rather than sorting the whole walk), and the `nearestWalk`-th note is kept as a
     /// marker of a walk that went the whole way (coffee near London: 135 notes read, not
     /// 500; 5.3 ms a page instead of 8.0 at 1M). The rows are numbered after the LIMIT, by
-    /// the subquery's `sphere` column, so the window keeps the scan's order and the planner
+    /// the subquery's `walk_order` column, so the window keeps the scan's order and the planner
     /// knows it: a window over `location <-> origin` of its own would be a second expression
     /// in a generic plan (the origin is bound again), sorted apart from the scan, every note
     /// in range numbered, and ties at the 500th place broken another way; a window with no
     /// order hides the scan's order, and the whole walk was sorted again.
+    ///
+    /// The walk goes nearest first in degrees where it can (`walkRoute`), which is no loss: what it decides
+    /// holds in any order. Its matches bound the page by their largest spheroid distance, and
+    /// `by_walk` takes every match within it (through the planar index too), in spheroid order;
+    /// or it saw every note in range.
+    /// The geography index's own KNN (`<->` on the sphere) slows with density: 500 notes
+    /// within 10 km of London took 18-20 ms at ten million notes, 5.4-6.1 ms at one million,
+    /// where the planar index walks them in 4.0-4.6 ms at both (bench/results/2026-11-29-near.md).
     ///
     /// Otherwise (fewer than 1 in 10 of the nearest notes match) `by_filter` runs instead of
     /// `by_walk` (each is gated by a one-time filter on the walk's counts): every match in
@@ -56,29 +64,25 @@ extension NoteStore {
         _ list: NoteList, origin: PostgresQuery, keyset: PostgresQuery, condition: PostgresQuery, tenantID: Int64, viewerID: Int64
     ) -> PostgresQuery {
         let (filters, limit) = (list.filters, list.limit)
-        var unfiltered = filters
-        unfiltered.search = nil
-        unfiltered.author = nil
-        unfiltered.bbox = nil
-        unfiltered.placeID = nil
-        let base = Self.condition(unfiltered, tenantID: tenantID, viewerID: viewerID, reading: .walk)
         let walk = Self.nearestWalk
         let inRange = Self.condition(filters, tenantID: tenantID, viewerID: viewerID, reading: .throughFilterIndex)
+        let reach: PostgresQuery = "(SELECT max(distance) + 0.001 FROM sphere_nearest)"
+        let route = Self.walkRoute(filters, origin: origin, reach: reach, tenantID: tenantID, viewerID: viewerID)
         return """
             WITH walk AS MATERIALIZED (
                 SELECT ST_Distance(n.location, \(origin)) AS distance, n.matched, n.position
                 FROM (
-                    SELECT n.*, row_number() OVER (ORDER BY n.sphere) AS position
+                    SELECT n.*, row_number() OVER (ORDER BY n.walk_order) AS position
                     FROM (
-                        SELECT n.*, n.location <-> \(origin) AS sphere, (\(condition)) AS matched
+                        SELECT n.*, \(route.order) AS walk_order, (\(condition)) AS matched
                         FROM tenant_notes n
-                        WHERE \(base)\(keyset)
-                        ORDER BY sphere
+                        WHERE \(route.walking)\(keyset)
+                        ORDER BY walk_order
                         LIMIT \(walk)
                     ) n
                 ) n
                 WHERE n.matched OR n.position = \(walk)
-                ORDER BY n.sphere
+                ORDER BY n.walk_order
                 LIMIT \(limit + 1)
             ),
             sphere_nearest AS (
@@ -90,10 +94,14 @@ extension NoteStore {
             ),
             by_walk AS MATERIALIZED (
                 SELECT n.*, ST_Distance(n.location, \(origin)) AS distance
-                FROM tenant_notes n
+                FROM (
+                    SELECT n.* FROM tenant_notes n
+                    WHERE n.tenant_id = \(tenantID)
+                      AND \(route.withinReach)
+                      AND (SELECT by_walk FROM decided)
+                    OFFSET 0
+                ) n
                 WHERE \(condition)\(keyset)
-                  AND (SELECT by_walk FROM decided)
-                  AND ST_DWithin(n.location, \(origin), (SELECT max(distance) + 0.001 FROM sphere_nearest))
                 ORDER BY distance, n.id
                 LIMIT \(limit + 1)
             ),
@@ -109,6 +117,64 @@ extension NoteStore {
             FROM (SELECT * FROM by_walk UNION ALL SELECT * FROM by_filter) n
             JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
             ORDER BY n.distance, n.id
+            """
+    }
+
+    /// How a filtered nearest page walks (`order`, over the notes of `walking`) and reads the
+    /// walk's page again (`withinReach`: the notes within `reach`, the walk's farthest match,
+    /// through a spatial index, which `by_walk` filters and sorts by spheroid distance). The
+    /// filters are tested on those few notes behind a fence (`OFFSET 0`): offered beside the
+    /// planar box, the text index was ANDed in, 3.2 million notes for `coffee` (760 ms).
+    private struct WalkRoute {
+        var order: PostgresQuery
+        var walking: PostgresQuery
+        var withinReach: PostgresQuery
+    }
+
+    /// Nearest in degrees through `notes_location_lnglat` where the circle's box is one
+    /// rectangle of degrees: the walk keeps within that box (so in a sparse area it ends with
+    /// the box, not the tenant), and the walk and the page's reach test distance on the spheroid
+    /// without the geography index offered (`_ST_DWithin`), so the planner cannot trade the
+    /// planar index for it. A circle whose box crosses the antimeridian (or touches it: 180 and
+    /// -180 are one meridian) is no such rectangle, nor is distance in degrees its order there:
+    /// it walks the geography index, as a page without a radius reads its reach through it.
+    private static func walkRoute(_ filters: NoteFilters, origin: PostgresQuery, reach: PostgresQuery, tenantID: Int64, viewerID: Int64)
+        -> WalkRoute
+    {
+        var unfiltered = filters
+        (unfiltered.search, unfiltered.author, unfiltered.bbox, unfiltered.placeID) = (nil, nil, nil, nil)
+        var geography = WalkRoute(
+            order: "n.location <-> \(origin)",
+            walking: Self.condition(unfiltered, tenantID: tenantID, viewerID: viewerID, reading: .walk),
+            withinReach: "ST_DWithin(n.location, \(origin), \(reach))")
+        guard let near = filters.near else { return geography }
+        let planar: PostgresQuery = "n.location::geometry <-> ST_SetSRID(ST_MakePoint(\(near.lng), \(near.lat)), 4326)"
+        guard let radius = filters.radius else {
+            geography.order = planar
+            return geography
+        }
+        let box = BoundingBox(around: near, radius: radius)
+        guard box.longitudeRanges.count == 1 else { return geography }
+        var walking = Self.condition(unfiltered, tenantID: tenantID, viewerID: viewerID, reading: .throughFilterIndex)
+        walking.append("\n  AND n.location::geometry && ST_MakeEnvelope(\(box.minLng), \(box.minLat), \(box.maxLng), \(box.maxLat), 4326)")
+        let withinReach: PostgresQuery = """
+            _ST_DWithin(n.location, \(origin), \(reach), true)
+                      AND n.location::geometry && \(Self.degreesBox(around: near, metres: reach))
+            """
+        return WalkRoute(order: planar, walking: walking, withinReach: withinReach)
+    }
+
+    /// The box of degrees around `near` that holds every point within `metres` of it, as
+    /// `BoundingBox(around:radius:)` computes it (a sphere of the polar radius, 1 % wider), in
+    /// SQL for a distance known only as the statement runs; every longitude where the circle
+    /// reaches a pole. Only for a circle that does not cross the antimeridian.
+    private static func degreesBox(around near: GeoPoint, metres: PostgresQuery) -> PostgresQuery {
+        let angle: PostgresQuery = "(\(metres) / 6356752.3 * 1.01)"
+        return """
+            ST_Expand(ST_SetSRID(ST_MakePoint(\(near.lng), \(near.lat)), 4326),
+                      CASE WHEN sin(\(angle)) >= cos(radians(\(near.lat))) THEN 360
+                           ELSE degrees(asin(sin(\(angle)) / cos(radians(\(near.lat))))) END,
+                      degrees(\(angle)))
             """
     }
 }

@@ -141,6 +141,21 @@ enum NotesFixture {
         }
     }
 
+    /// Every note's body in the tenant, by id.
+    static func bodies(_ slug: String) async throws -> [String: String] {
+        try await TestEnvironment.withOwnerPool { pool in
+            let rows = try await pool.query("""
+                SELECT n.id, n.body FROM notes n JOIN tenants t ON t.id = n.tenant_id WHERE t.slug = \(slug)
+                """)
+            var result: [String: String] = [:]
+            for row in rows {
+                let (id, body) = try row.decode((Int64, String).self)
+                result[String(id)] = body
+            }
+            return result
+        }
+    }
+
     /// The point `distance` metres from `(lat, lng)` along `azimuth` degrees, on the spheroid (PostGIS' ST_Project).
     static func project(lat: Double, lng: Double, distance: Double, azimuth: Double) async throws -> (lat: Double, lng: Double) {
         try await TestEnvironment.withOwnerPool { pool in
