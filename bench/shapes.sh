@@ -6,7 +6,8 @@
 #   bench/shapes.sh <cluster dir> [shape ...]     e.g. bench/shapes.sh /tmp/lr-bench.X/pg search-coffee
 #
 # Environment: SHAPES_SECONDS (15 per shape), SHAPES_CLIENTS (2), SHAPES_DIR (bench/shapes), SHAPES_OUT (a directory
-# for the pgbench per-transaction logs; a temporary one by default).
+# for the pgbench per-transaction logs; a temporary one by default), SHAPES_DEFINES (more `name=value`
+# variables for pgbench, separated by spaces: a word bound as a parameter, e.g. `word=%coffee%`).
 # Prints a Markdown table: shape, transactions, mean and p99 latency per transaction
 # (BEGIN, set_config, the statements, COMMIT), and whether the target is met
 # (reads: mean <= 3 ms and p99 < 15 ms; insert: mean <= 1 ms; a 10th page <= 2x its first).
@@ -44,6 +45,7 @@ read -r NEAR_DIST10 NEAR_ID10 < <(q "WITH o AS (SELECT ST_SetSRID(ST_MakePoint(-
     ORDER BY ST_Distance(n.location, o.g), n.id OFFSET 449 LIMIT 1" | tr '|' ' ')
 DEFINES=(-D tenant="$TENANT" -D viewer="$VIEWER" -D tenant2="$TENANT2" -D viewer2="$VIEWER2" -D new_micros10="$NEW_MICROS10" -D new_id10="$NEW_ID10"
          -D near_dist10="$NEAR_DIST10" -D near_id10="$NEAR_ID10")
+for define in ${SHAPES_DEFINES:-}; do DEFINES+=(-D "$define"); done
 
 # Shapes that share a statement name it on a line `-- @<part>: <condition>`, replaced here
 # by shapes/<part>.sql.part with <condition> as its @CONDITION@ (pgbench has no include):

@@ -151,8 +151,12 @@ struct NoteFilters: Sendable {
     /// and the one plan that fit a busy tenant's box took the spatial index for a rare word in
     /// London (740 ms a page at ten million notes; bench/results/2026-11-24-performance.md).
     /// Now one index answers both halves, and the spatial one is not offered (`textSearchArea`).
+    /// Nearest first with a word too: its walk goes through the planar index whatever the word,
+    /// its page within the walk's reach behind a fence, and only its every-match branch asks
+    /// the word's index, with the circle's cells. Planning it cost 3-5 ms a search, a third to
+    /// a half of the whole (bench/results/2026-11-29-near.md).
     var isPlannedOnce: Bool {
-        if near == nil && walksNewestFirst {
+        if near == nil ? walksNewestFirst : narrowsNearest {
             return true
         }
         return !needsCustomPlan
