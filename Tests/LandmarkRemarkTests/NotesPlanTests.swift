@@ -128,9 +128,19 @@ struct NotesPlanTests {
     @Test func statementsUseTheirIndexes() async throws {
         let (tenantID, viewerID) = try await Self.seeded.value
 
+        // KNN: the index returns rows nearest first, in degrees (PlanarWalk); without a radius
+        // the page within their reach is read through the geography index, with one through
+        // the planar one; across the antimeridian the geography index walks.
         let nearest = try await Self.plan("near=-33.8,151.2&limit=50", tenantID: tenantID, viewerID: viewerID)
-        #expect(nearest.contains("Index Scan using notes_location on notes"), "\(nearest)")
-        #expect(nearest.contains("Order By: (location <->"), "KNN: the index returns rows nearest first\n\(nearest)")
+        let planarKNN = /Index Scan using notes_location_lnglat on notes[^\n]*\s+Index Cond: [^\n]+\s+Order By: \(\(location\)::geometry <->/
+        #expect(nearest.contains(planarKNN), "\(nearest)")
+        #expect(nearest.contains("Index Scan using notes_location on notes"), "the page, without a radius\n\(nearest)")
+        let inRadius = try await Self.plan("near=-33.8,151.2&radius_m=20000&limit=50", tenantID: tenantID, viewerID: viewerID)
+        #expect(inRadius.contains(planarKNN), "\(inRadius)")
+        #expect(inRadius.matches(of: /Index Scan using notes_location_lnglat on notes/).count == 2, "the walk and the page\n\(inRadius)")
+        #expect(!inRadius.contains("notes_location on notes"), "\(inRadius)")
+        let across = try await Self.plan("near=-33.8,180&radius_m=20000&limit=50", tenantID: tenantID, viewerID: viewerID)
+        #expect(across.contains("Index Scan using notes_location on notes") && across.contains("Order By: (location <->"), "\(across)")
 
         let deeper = try await Self.plan("near=-33.8,151.2&radius_m=10000&q=harbour&limit=50", tenantID: tenantID, viewerID: viewerID)
         #expect(deeper.contains("notes_location"), "\(deeper)")

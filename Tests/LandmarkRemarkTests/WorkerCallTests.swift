@@ -140,9 +140,9 @@ import Testing
     /// `distribute` installed: limits, radii, cursors, LIKE's characters, scripts, names found.
     @Test func everyShapeTheServiceSendsIsInstalled() throws {
         let installed = Set(try WorkerReads.statements().map { PostgresStatementFunction(prefix: WorkerReads.prefix, statement: $0).name })
-        #expect(installed.count == 16)
+        #expect(installed.count == 18)
         var checked = 0
-        let bases = ["near=-33.8,151.2", "near=0,0&radius_m=50000", "near=89.9,179.9&radius_m=1", "q=abc", "q=100%25_off%5Cnow&in=body",
+        let bases = ["near=-33.8,151.2", "near=0,0&radius_m=50000", "near=89.9,179.9&radius_m=1", "near=-10,-179.99&radius_m=5000", "q=abc", "q=100%25_off%5Cnow&in=body",
                      "q=%E6%9D%B1%E4%BA%AC%E3%82%BF&in=all", "q=caf%C3%A9", "q=great%20view&in=body", "q=sao%20paulo",
                      "q=%E6%9D%B1%E4%BA%AC", "q=%E6%9D%B1%E4%BA%AC%20%E5%A4%9C%E6%99%AF&in=body"]
         for base in bases {

@@ -12,10 +12,12 @@ extension NoteStore {
         if filters.narrowsNearest {
             return filteredNearestStatement(list, origin: origin, keyset: keyset, condition: condition, tenantID: tenantID, viewerID: viewerID)
         }
-        var withKeyset = condition
-        withKeyset.append(keyset)
+        let planar = PlanarWalk(near: point, radius: filters.radius).map { walk in
+            ExactNearest.Planar(walk: walk, condition: Self.condition(
+                filters, tenantID: tenantID, viewerID: viewerID, reading: .throughFilterIndex) + keyset, tenantID: tenantID)
+        }
         return """
-            \(ExactNearest.page(of: "tenant_notes", as: "n", where: withKeyset, origin: origin, limit: limit))
+            \(ExactNearest.page(of: "tenant_notes", as: "n", where: condition + keyset, origin: origin, limit: limit, planar: planar))
             SELECT \(Self.noteColumns), n.distance
             FROM page n
             JOIN tenant_users u ON u.tenant_id = \(tenantID) AND u.id = n.user_id
@@ -45,13 +47,10 @@ extension NoteStore {
     /// in range numbered, and ties at the 500th place broken another way; a window with no
     /// order hides the scan's order, and the whole walk was sorted again.
     ///
-    /// The walk goes nearest first in degrees where it can (`walkRoute`), which is no loss: what it decides
-    /// holds in any order. Its matches bound the page by their largest spheroid distance, and
-    /// `by_walk` takes every match within it (through the planar index too), in spheroid order;
-    /// or it saw every note in range.
-    /// The geography index's own KNN (`<->` on the sphere) slows with density: 500 notes
-    /// within 10 km of London took 18-20 ms at ten million notes, 5.4-6.1 ms at one million,
-    /// where the planar index walks them in 4.0-4.6 ms at both (bench/results/2026-11-29-near.md).
+    /// The walk goes nearest first in degrees where it can (`PlanarWalk`), which is no loss:
+    /// its matches bound the page by their largest spheroid distance, and `by_walk` takes every
+    /// match within it (through the planar index too), in spheroid order; or it saw every note
+    /// in range. Either holds in any order.
     ///
     /// Otherwise (fewer than 1 in 10 of the nearest notes match) `by_filter` runs instead of
     /// `by_walk` (each is gated by a one-time filter on the walk's counts): every match in
@@ -131,50 +130,20 @@ extension NoteStore {
         var withinReach: PostgresQuery
     }
 
-    /// Nearest in degrees through `notes_location_lnglat` where the circle's box is one
-    /// rectangle of degrees: the walk keeps within that box (so in a sparse area it ends with
-    /// the box, not the tenant), and the walk and the page's reach test distance on the spheroid
-    /// without the geography index offered (`_ST_DWithin`), so the planner cannot trade the
-    /// planar index for it. A circle whose box crosses the antimeridian (or touches it: 180 and
-    /// -180 are one meridian) is no such rectangle, nor is distance in degrees its order there:
-    /// it walks the geography index, as a page without a radius reads its reach through it.
+    /// Nearest in degrees where it can (`PlanarWalk`), else through the geography index.
     private static func walkRoute(_ filters: NoteFilters, origin: PostgresQuery, reach: PostgresQuery, tenantID: Int64, viewerID: Int64)
         -> WalkRoute
     {
         var unfiltered = filters
         (unfiltered.search, unfiltered.author, unfiltered.bbox, unfiltered.placeID) = (nil, nil, nil, nil)
-        var geography = WalkRoute(
-            order: "n.location <-> \(origin)",
-            walking: Self.condition(unfiltered, tenantID: tenantID, viewerID: viewerID, reading: .walk),
-            withinReach: "ST_DWithin(n.location, \(origin), \(reach))")
-        guard let near = filters.near else { return geography }
-        let planar: PostgresQuery = "n.location::geometry <-> ST_SetSRID(ST_MakePoint(\(near.lng), \(near.lat)), 4326)"
-        guard let radius = filters.radius else {
-            geography.order = planar
-            return geography
+        guard let planar = filters.near.flatMap({ PlanarWalk(near: $0, radius: filters.radius) }) else {
+            return WalkRoute(order: "n.location <-> \(origin)",
+                             walking: Self.condition(unfiltered, tenantID: tenantID, viewerID: viewerID, reading: .walk),
+                             withinReach: "ST_DWithin(n.location, \(origin), \(reach))")
         }
-        let box = BoundingBox(around: near, radius: radius)
-        guard box.longitudeRanges.count == 1 else { return geography }
-        var walking = Self.condition(unfiltered, tenantID: tenantID, viewerID: viewerID, reading: .throughFilterIndex)
-        walking.append("\n  AND n.location::geometry && ST_MakeEnvelope(\(box.minLng), \(box.minLat), \(box.maxLng), \(box.maxLat), 4326)")
-        let withinReach: PostgresQuery = """
-            _ST_DWithin(n.location, \(origin), \(reach), true)
-                      AND n.location::geometry && \(Self.degreesBox(around: near, metres: reach))
-            """
-        return WalkRoute(order: planar, walking: walking, withinReach: withinReach)
-    }
-
-    /// The box of degrees around `near` that holds every point within `metres` of it, as
-    /// `BoundingBox(around:radius:)` computes it (a sphere of the polar radius, 1 % wider), in
-    /// SQL for a distance known only as the statement runs; every longitude where the circle
-    /// reaches a pole. Only for a circle that does not cross the antimeridian.
-    private static func degreesBox(around near: GeoPoint, metres: PostgresQuery) -> PostgresQuery {
-        let angle: PostgresQuery = "(\(metres) / 6356752.3 * 1.01)"
-        return """
-            ST_Expand(ST_SetSRID(ST_MakePoint(\(near.lng), \(near.lat)), 4326),
-                      CASE WHEN sin(\(angle)) >= cos(radians(\(near.lat))) THEN 360
-                           ELSE degrees(asin(sin(\(angle)) / cos(radians(\(near.lat))))) END,
-                      degrees(\(angle)))
-            """
+        return WalkRoute(
+            order: planar.order("n"),
+            walking: Self.condition(unfiltered, tenantID: tenantID, viewerID: viewerID, reading: .throughFilterIndex) + planar.inBox("n"),
+            withinReach: planar.within(reach, of: "n", origin: origin) ?? "ST_DWithin(n.location, \(origin), \(reach))")
     }
 }

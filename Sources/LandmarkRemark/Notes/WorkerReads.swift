@@ -41,7 +41,8 @@ final class WorkerReads: Sendable {
     static func statements() throws -> [PostgresQuery] {
         // A word and a phrase search differently (NoteStore.newestStatement), and two
         // characters through their bigrams (SearchText.matches).
-        var shapes = ["near=0,0", "near=0,0&radius_m=1"]
+        // A circle across the antimeridian walks the geography index (PlanarWalk).
+        var shapes = ["near=0,0", "near=0,0&radius_m=1", "near=0,180&radius_m=1"]
         for text in ["word", "two%20words", "ab", "ab%20cd"] {
             shapes += ["q=\(text)&in=body", "q=\(text)&in=all"]
         }
