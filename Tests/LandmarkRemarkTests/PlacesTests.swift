@@ -37,6 +37,9 @@ extension TestClientProtocol {
             // Paging by 2 walks the same order.
             let walked = try await client.walk("/v1/places?near=\(origin.lat),\(origin.lng)", token: user.accessToken, limit: 2, of: API.Place.self)
             #expect(walked.map(\.name) == all.map(\.name))
+            let walkedWithin = try await client.walk("/v1/places?near=\(origin.lat),\(origin.lng)&radius_m=3000", token: user.accessToken,
+                                                     limit: 2, of: API.Place.self)
+            #expect(walkedWithin.map(\.name) == within.map(\.name))
             let plain = try await client.call(.get, "/v1/places", token: user.accessToken)
             #expect(try plain.decode(API.PlacePage.self).items.first?.name == "just outside")
             // Without `near`, no `distance_m` key at all.
