@@ -7,7 +7,7 @@
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant, true);
 SELECT coalesce(array_agg(u.id), '{}')::text AS ids FROM (SELECT u.id FROM tenant_users u
-WHERE u.tenant_id = :tenant AND u.username_folded LIKE '%mia.1234%') u \gset
+WHERE u.tenant_id = :tenant AND u.username_folded LIKE '%mia.1234%' LIMIT 201) u \gset
 SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
        n.visibility, n.place_id, n.created_at, n.updated_at, (extract(epoch FROM n.created_at) * 1000000)::bigint
 FROM (

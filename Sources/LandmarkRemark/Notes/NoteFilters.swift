@@ -20,7 +20,18 @@ struct NoteFilters: Sendable {
         let text: SearchText
         let field: SearchField
         /// The users whose names match, once `NoteStore.resolvingUsernames` has looked them up.
-        var userIDs: [Int64]?
+        var authors: Authors?
+
+        /// Whether no author's name is asked: none matched, or names are not searched (`in=body`).
+        var asksNoAuthor: Bool { authors == nil || authors == .ids([]) }
+    }
+
+    /// The authors a search matched by name.
+    enum Authors: Sendable, Equatable {
+        /// Their ids, few enough to hand the statement as a value (`NoteStore.namesResolvedUpFront`).
+        case ids([Int64])
+        /// More: each note's author is tested by name as the note is read (`NoteStore.condition`).
+        case many
     }
 
     var near: GeoPoint?
@@ -104,11 +115,13 @@ struct NoteFilters: Sendable {
     init() {}
 
     /// Whether a newest-first page first walks the newest notes (see `NoteList`): with a
-    /// viewport or a search of note text, unless an author or a place already narrows the
-    /// notes to an index of their own. (A username search alone has its authors' ids, and
-    /// the statement planned for them picks the author index or the walk.)
+    /// viewport, a search of note text, or many authors matched by name, unless an author or a
+    /// place already narrows the notes to an index of their own. (A username search with a few
+    /// authors has their ids, and the statement planned for them picks the author index or the
+    /// walk; many authors' notes are a share of all the notes, found sooner walking than
+    /// through each author's index.)
     var walksNewestFirst: Bool {
-        guard bbox != nil || searchesText, placeID == nil else { return false }
+        guard bbox != nil || searchesText || search?.authors == .many, placeID == nil else { return false }
         switch author {
         case .none, .others: return true
         case .me, .user, .username: return false
@@ -123,7 +136,7 @@ struct NoteFilters: Sendable {
     /// authors matched by name make the search an OR of two indexes. Nil: no area, or the
     /// rows' location is tested with the spatial index as before.
     var textSearchArea: BoundingBox? {
-        guard searchesText, (search?.userIDs ?? []).isEmpty else { return nil }
+        guard searchesText, search?.asksNoAuthor ?? true else { return nil }
         if let near, let radius { return BoundingBox(around: near, radius: radius) }
         return bbox
     }

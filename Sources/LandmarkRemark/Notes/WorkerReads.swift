@@ -49,9 +49,10 @@ final class WorkerReads: Sendable {
         var statements: [PostgresQuery] = []
         for shape in shapes {
             for resumed in [false, true] {
-                for namesFound in shape.hasSuffix("in=all") ? [[Int64](), [1]] : [nil] {
+                let authors: [NoteFilters.Authors?] = shape.hasSuffix("in=all") ? [.ids([]), .ids([1]), .many] : [nil]
+                for namesFound in authors {
                     var list = try list(shape, resumed: resumed)
-                    list.filters.search?.userIDs = namesFound
+                    list.filters.search?.authors = namesFound
                     statements.append(NoteStore.statement(list, tenantID: 0, viewerID: 0))
                 }
             }
