@@ -79,10 +79,9 @@ extension NoteStore {
     /// degrees only and offers no spatial index.
     private static func inTextSearchArea(_ filters: NoteFilters, tenantID: Int64) -> PostgresQuery {
         guard let area = filters.textSearchArea else { return "" }
-        var cells: PostgresQuery = "ARRAY[]::bigint[]"
-        for (west, east) in area.longitudeRanges {
-            cells.append(" || search_cells(\(tenantID), \(west), \(area.minLat), \(east), \(area.maxLat))")
-        }
+        let cells = area.longitudeRanges.map { west, east -> PostgresQuery in
+            "search_cells(\(tenantID), \(west), \(area.minLat), \(east), \(area.maxLat))"
+        }.joined(separator: " || ")
         // A subquery, so a statement planned once computes the cover once per run, not once
         // for every candidate row the index's recheck tests (it is an index condition either way).
         return "\n  AND search_cell_keys(n.tenant_id, n.location) && (SELECT \(cells))"

@@ -28,6 +28,21 @@ enum ExactNearest {
         var tenantID: Int64
     }
 
+    /// The tenant's rows of `relation` (as `alias`) for which `reached` holds, read behind a
+    /// fence (`OFFSET 0`) for the caller to test its own condition outside: offered the
+    /// condition's indexes beside the spatial one, the planner once ANDed a city's worth of a
+    /// word's matches in (3.2 million notes for `coffee`, 621-672 ms a page).
+    static func fenced(_ relation: PostgresQuery, as alias: PostgresQuery, tenantID: Int64, where reached: PostgresQuery) -> PostgresQuery {
+        """
+        (
+            SELECT \(alias).* FROM \(relation) \(alias)
+            WHERE \(alias).tenant_id = \(tenantID)
+              AND \(reached)
+            OFFSET 0
+        ) \(alias)
+        """
+    }
+
     /// The condition that starts a page after the cursor's `(distance, id)`, for rows of `alias`.
     static func keyset(_ alias: PostgresQuery, origin: PostgresQuery, after cursor: KeysetCursor.Key?) -> PostgresQuery {
         guard case .nearest(let distance, let id)? = cursor else { return "" }
@@ -50,12 +65,7 @@ enum ExactNearest {
             """
         if let planar, let reached = planar.walk.within(reach, of: alias, origin: origin) {
             within = """
-                (
-                    SELECT \(alias).* FROM \(relation) \(alias)
-                    WHERE \(alias).tenant_id = \(planar.tenantID)
-                      AND \(reached)
-                    OFFSET 0
-                ) \(alias)
+                \(Self.fenced(relation, as: alias, tenantID: planar.tenantID, where: reached))
                 WHERE \(condition)
                 """
         }

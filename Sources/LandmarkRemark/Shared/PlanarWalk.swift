@@ -49,13 +49,15 @@ struct PlanarWalk {
         // The box of BoundingBox(around:radius:), in SQL: a sphere of the polar radius, 1 %
         // wider; every longitude where the circle reaches a pole. The radius' box does not
         // cross the antimeridian and the walk's rows lie in range, so neither does this one.
-        let angle: PostgresQuery = "(\(metres) / 6356752.3 * 1.01)"
+        // A subquery, so the box is computed once per run and is an index condition.
         return """
             _ST_DWithin(\(alias).location, \(origin), \(metres), true)
-                      AND \(alias).location::geometry && ST_Expand(ST_SetSRID(ST_MakePoint(\(near.lng), \(near.lat)), 4326),
-                          CASE WHEN sin(\(angle)) >= cos(radians(\(near.lat))) THEN 360
-                               ELSE degrees(asin(sin(\(angle)) / cos(radians(\(near.lat))))) END,
-                          degrees(\(angle)))
+                      AND \(alias).location::geometry && (
+                          SELECT ST_Expand(ST_SetSRID(ST_MakePoint(\(near.lng), \(near.lat)), 4326),
+                                           CASE WHEN sin(angle) >= cos(radians(\(near.lat))) THEN 360
+                                                ELSE degrees(asin(sin(angle) / cos(radians(\(near.lat))))) END,
+                                           degrees(angle))
+                          FROM (SELECT \(metres) / 6356752.3 * 1.01 AS angle) reach)
             """
     }
 }
