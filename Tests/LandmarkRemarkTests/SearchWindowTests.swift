@@ -103,9 +103,11 @@ import Testing
 
     /// The first window is sized to the page: `wombat`, in 1 note of 250 (at most 3 in the
     /// newest 1,000, which span 1,500 hours), needs over 19,000 hours for 51 matches, so the
-    /// first window is 65,536 hours and holds the page; for a page of 3, 4,096 hours or more,
-    /// which hold 3. (0035's weeks asked more than 3 windows for it.) Every page is exact; the
-    /// tests above walk many windows, page after page.
+    /// first window is of 32,768 hours; for a page of 3, of 4,096 hours or more, which hold 3.
+    /// Windows are aligned to multiples of their width since 1970, so the one that holds the
+    /// newest hour may have begun lately: then the next (as wide or 8 times as wide) holds the
+    /// rest of the page, and never a third. (0035's weeks asked more than 3 windows for it.)
+    /// Every page is exact; the tests above walk many windows, page after page.
     @Test(.disabled(if: CitusRoutingTests.onCitus, "single-server plans"))
     func windowsAreSizedToThePage() async throws {
         let (_, tenantID, userIDs) = try await Self.seeded.value
@@ -115,12 +117,12 @@ import Testing
             #expect(NotesPlanTests.branchesRun(plan) == ["walked", "matches"], "\(plan)")
             let matches = NotesPlanTests.cte(plan, "matches")
             #expect(NotesPlanTests.asksWindowAndText(matches), "\(plan)")
-            return matches.firstMatch(of: /Function Scan on search_hour_windows w \(actual rows=(\d+)/).map { Int($0.1)! } ?? 0
+            return matches.firstMatch(of: /Function Scan on search_spans w \(actual rows=(\d+)/).map { Int($0.1)! } ?? 0
         }
         let page = try await windowsRun("q=wombat&in=body")
-        #expect(page == 1, "one window holds the page")
+        #expect((1...2).contains(page), "the window sized to the page, cut short at most once by its alignment")
         let small = try await windowsRun("q=wombat&in=body&limit=3")
-        #expect(small == 1, "one window holds the page")
+        #expect((1...2).contains(small), "the window sized to the page, cut short at most once by its alignment")
         // The pair: both ways of finding it, each with the window.
         let pair = try await NotesPlanTests.plan("q=jx&in=body", tenantID: tenantID, viewerID: viewerID, analyze: true)
         #expect(NotesPlanTests.branchesRun(pair) == ["walked", "matches"], "\(pair)")
@@ -133,10 +135,10 @@ import Testing
         }
     }
 
-    /// `search_hour_windows` over 3,000 random spans and rates: the first window holds the newest
+    /// `search_spans` over 3,000 random spans and rates: the first window holds the newest
     /// hour, each next one ends the hour before the last began (no gap, no overlap), is as
-    /// wide or 4 times as wide, and the last reaches the oldest; the first is the narrowest
-    /// expected to hold the page at the rate seen (at least one match assumed, 4^8 hours at most).
+    /// wide or 8 times as wide, and the last reaches the oldest; the first is the narrowest
+    /// expected to hold the page at the rate seen (at least one match assumed, 8^5 hours at most).
     @Test func windowsTileTheTimeNewestFirst() async throws {
         try await TestEnvironment.migrate()
         let faults = try await TestEnvironment.withOwnerPool { pool in
@@ -148,12 +150,12 @@ import Testing
                     FROM (SELECT c, now() - random() * interval '100 hours' AS newest FROM generate_series(1, 3000) c) s
                 ), windows AS (
                     SELECT a.*, w.i, ((w.key >> 24) & 15)::int AS level, w.key & 16777215 AS number, w.key >> 28 AS tenant
-                    FROM args a, search_hour_windows(77, a.newest, a.edge, a.oldest, a.seen, a.wanted) WITH ORDINALITY w(key, i)
+                    FROM args a, search_spans(77, a.newest, a.edge, a.oldest, a.seen, a.wanted) WITH ORDINALITY w(key, i)
                 ), spans AS (
-                    SELECT *, number << (2 * level) AS first_hour, ((number + 1) << (2 * level)) - 1 AS last_hour,
-                           lag(number << (2 * level)) OVER (PARTITION BY c ORDER BY i) AS last_began,
+                    SELECT *, number << (3 * level) AS first_hour, ((number + 1) << (3 * level)) - 1 AS last_hour,
+                           lag(number << (3 * level)) OVER (PARTITION BY c ORDER BY i) AS last_began,
                            lag(level) OVER (PARTITION BY c ORDER BY i) AS last_level,
-                           least(8, ceil(ln(greatest(date_part('epoch', newest - edge) / 3600 * wanted / greatest(seen, 1), 1)) / ln(4))) AS sized
+                           least(5, ceil(ln(greatest(date_part('epoch', newest - edge) / 3600 * wanted / greatest(seen, 1), 1)) / ln(8))) AS sized
                     FROM windows
                 )
                 SELECT 'first' FROM spans WHERE i = 1 AND (NOT search_hour(newest) BETWEEN first_hour AND last_hour OR level <> sized)

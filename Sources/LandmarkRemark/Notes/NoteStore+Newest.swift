@@ -179,12 +179,12 @@ extension NoteStore {
     }
 
     /// The page when the walk did not fill it, from the text index one time window at a
-    /// time, newest first (`search_hour_windows`, migration 0036): each window's matches come
+    /// time, newest first (`search_spans`, migrations 0036 and 0043): each window's matches come
     /// sorted and windows do not overlap, so the first `limit + 1` rows of their
     /// concatenation are the page, and the windows past it are never read. The first window
     /// is the one expected to hold a page at the rate of matches the walk saw among the
-    /// newest notes (from the newest before the cursor to `edge`); the next ones widen by 4
-    /// at most. So a word of 1 note in 100 starts with an hour or a few, a rare one with
+    /// newest notes (from the newest before the cursor to `edge`), a power of 8 hours; the next
+    /// ones widen by 8 at most. So a word of 1 note in 100 starts with an hour or a few, a rare one with
     /// months, and the cost follows the page, not the number of matches (`axolotl` at ten
     /// million notes: 5,000 rows fetched and sorted before 0035). The windows reach back to
     /// the tenant's oldest note; both ends are read from `notes_newest`. The newest note before
@@ -197,7 +197,7 @@ extension NoteStore {
             return """
             SELECT n.* FROM tenant_notes n
             WHERE \(condition)\(asked)\(keyset)
-              AND search_hour_keys(n.tenant_id, n.created_at) @> ARRAY[w.key]
+              AND search_span_keys(n.tenant_id, n.created_at) @> ARRAY[w.key]
             ORDER BY n.created_at DESC, n.id DESC
             LIMIT \(limit + 1)
             """
@@ -218,7 +218,7 @@ extension NoteStore {
                 """
         }
         return """
-            SELECT m.* FROM search_hour_windows(
+            SELECT m.* FROM search_spans(
                 \(tenantID),
                 (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = \(tenantID)\(keyset)
                  ORDER BY n.created_at DESC, n.id DESC LIMIT 1),
