@@ -103,6 +103,10 @@ for shape in "${SHAPES[@]}"; do
         || { echo "| $shape | pgbench failed: $(grep -m1 -i error "$OUT/$shape.out") | | | | |"; continue; }
     case $shape in insert*)
         q "DELETE FROM notes WHERE id > $START_ID AND user_id = $VIEWER" >/dev/null
+        # No service runs here to fold the cluster grid's deltas, which each insert and delete
+        # added: left, a few rounds of inserts made the clusters shapes seconds slow (4.1
+        # million deltas at 1M, session 27).
+        while [ "$(q "SELECT fold_note_grid($TENANT, 200000)")" != 0 ]; do :; done
         q "VACUUM (ANALYZE, INDEX_CLEANUP ON) notes" >/dev/null ;;
     esac
     read -r count mean p99 < <(cat "$OUT/$shape".[0-9]* | awk '{print $3}' | sort -n | awk '
