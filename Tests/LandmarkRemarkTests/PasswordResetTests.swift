@@ -169,25 +169,38 @@ import Testing
             _ = try await PasswordResetTests.verifiedAccount("cora", email: "cora@example.test", rig: rig, client: client)
             _ = try await client.signup("dora", email: "dora@example.test", tenant: rig.tenant)  // unverified
             let logins = ["cora", "nobody-here", "dora"]
-            var times: [String: [Duration]] = [:]
             var bodies: Set<String> = []
-            for round in 0..<20 {
-                for login in (round % 2 == 0 ? logins : logins.reversed()) {
-                    let started = ContinuousClock.now
-                    let response = try await client.call(.post, "/v1/auth/password/forgot", json: ["login": login], tenant: rig.tenant)
-                    times[login, default: []].append(ContinuousClock.now - started)
-                    #expect(response.status == .accepted)
-                    bodies.insert(response.body.replacing(#/"request_id":"[0-9a-f]+"/#, with: ""))
+            // One measurement: 20 rounds of the three, in alternating order.
+            func measure() async throws -> (fastest: [String: Duration], quartile: [String: Duration]) {
+                var times: [String: [Duration]] = [:]
+                for round in 0..<20 {
+                    for login in (round % 2 == 0 ? logins : logins.reversed()) {
+                        let started = ContinuousClock.now
+                        let response = try await client.call(.post, "/v1/auth/password/forgot", json: ["login": login], tenant: rig.tenant)
+                        times[login, default: []].append(ContinuousClock.now - started)
+                        #expect(response.status == .accepted)
+                        bodies.insert(response.body.replacing(#/"request_id":"[0-9a-f]+"/#, with: ""))
+                    }
                 }
+                return (times.mapValues { $0.min()! }, times.mapValues { $0.sorted()[5] })
             }
-            #expect(bodies.count == 1, "\(bodies)")
             // The same work on every path. Load only ever adds time, so the fastest of 20 tries and
             // the lower quartile are what a busy machine leaves comparable: the fastest within
             // 1.5 x, the quartile within 2 x (each plus a millisecond or two of timer noise).
             // Medians differed up to 2.5 x beside other suites, which is the machine, not the path.
-            let fastest = times.mapValues { $0.min()! }, quartile = times.mapValues { $0.sorted()[5] }
-            #expect(fastest.values.max()! <= fastest.values.min()! * 1.5 + .milliseconds(1), "fastest: \(fastest)")
-            #expect(quartile.values.max()! <= quartile.values.min()! * 2 + .milliseconds(2), "lower quartiles: \(quartile)")
+            // Under stress-ng on both cores even the fastest of 20 came out 4.7 ms against 2.1
+            // (session 27), so a measurement that misses is taken again, up to three in all: a
+            // path that costs more misses every time, the machine's bursts do not.
+            var measured: [(fastest: [String: Duration], quartile: [String: Duration])] = []
+            func comparable(_ m: (fastest: [String: Duration], quartile: [String: Duration])) -> Bool {
+                m.fastest.values.max()! <= m.fastest.values.min()! * 1.5 + .milliseconds(1)
+                    && m.quartile.values.max()! <= m.quartile.values.min()! * 2 + .milliseconds(2)
+            }
+            repeat {
+                measured.append(try await measure())
+            } while !comparable(measured.last!) && measured.count < 3
+            #expect(bodies.count == 1, "\(bodies)")
+            #expect(comparable(measured.last!), "fastest and lower quartiles of each measurement: \(measured)")
             // Only the verified account got mail: 2 resets, as its verification code took the
             // first of its 3 messages per 15 minutes. (A reset still unsent when the next came
             // was replaced by it.)
