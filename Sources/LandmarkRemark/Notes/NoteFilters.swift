@@ -131,12 +131,17 @@ struct NoteFilters: Sendable {
     /// Whether `q` looks at note text (`in=body` or `all`).
     var searchesText: Bool { search.map { $0.field != .username } ?? false }
 
+    /// Whether `q` looks at note text and no author matched by name: the text index
+    /// (`notes_search`) answers the search alone, with its cell and time keys. (Authors matched
+    /// by name make it an OR of two indexes, and the author index knows neither.)
+    var searchesTextIndexAlone: Bool { searchesText && (search?.asksNoAuthor ?? true) }
+
     /// The area whose cells the text index is asked for (`notes_search`'s cell keys, migration
     /// 0038): for a search of note text in a radius (its circle's box) or a viewport, unless
     /// authors matched by name make the search an OR of two indexes. Nil: no area, or the
     /// rows' location is tested with the spatial index as before.
     var textSearchArea: BoundingBox? {
-        guard searchesText, search?.asksNoAuthor ?? true else { return nil }
+        guard searchesTextIndexAlone else { return nil }
         if let near, let radius { return BoundingBox(around: near, radius: radius) }
         return bbox
     }

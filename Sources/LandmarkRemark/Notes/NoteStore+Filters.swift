@@ -105,10 +105,10 @@ extension NoteStore {
         let query: PostgresQuery = """
             SELECT u.id FROM tenant_users u
             WHERE u.tenant_id = \(tenantID) AND \(search.text.matches("u.username_folded"))
-            LIMIT \(literal: namesResolvedUpFront + 1)
+            LIMIT \(literal: Self.namesResolvedUpFront + 1)
             """
         let ids = try await connection.query(query).map { try $0.decode(Int64.self, column: 0) }
-        search.authors = ids.count > namesResolvedUpFront ? .many : .ids(ids)
+        search.authors = ids.count > Self.namesResolvedUpFront ? .many : .ids(ids)
         var resolved = filters
         resolved.search = search
         return resolved

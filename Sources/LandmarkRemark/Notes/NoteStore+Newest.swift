@@ -175,7 +175,7 @@ extension NoteStore {
     /// Whether the page is found in time windows of the text index: a text search with no
     /// viewport and no author matched by name (those have indexes of their own, which know no time).
     static func searchesByTimeWindows(_ filters: NoteFilters) -> Bool {
-        filters.searchesText && filters.bbox == nil && (filters.search?.asksNoAuthor ?? true)
+        filters.searchesTextIndexAlone && filters.bbox == nil
     }
 
     /// The page when the walk did not fill it, from the text index one time window at a

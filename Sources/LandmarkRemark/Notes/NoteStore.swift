@@ -9,7 +9,7 @@ struct NoteStore: Sendable {
     /// Which list statements run as functions on the tenant's worker (on Citus).
     let workerReads = WorkerReads()
     /// How many authors matched by name a search hands its statement as ids (`resolvingUsernames`).
-    var namesResolvedUpFront = 200
+    static let namesResolvedUpFront = 200
 
     /// Why a note cannot be changed by this caller.
     enum Access: Sendable {
