@@ -10,6 +10,7 @@ extension LibPQConnection {
     /// Runs one statement with bound parameters and returns its rows. Inside a transaction
     /// whose `BEGIN` is still deferred, the `BEGIN` and its settings go in the same pipeline.
     func execute(_ query: PostgresQuery) async throws -> PostgresRows {
+        precondition(!committedWithLastStatement, "a statement after the one that committed its transaction")
         if deferredBegin == nil, PQtransactionStatus(handle) == PQTRANS_IDLE, let set = statementSettingsStatement() {
             // A statement outside any transaction is one implicit transaction up to the
             // Sync: the statement settings (the timeout) go in it.
@@ -40,10 +41,32 @@ extension LibPQConnection {
         }
     }
 
-    /// Ends the transaction: nothing to send when it never reached the server.
+    /// Runs the transaction's last statement with its `COMMIT` in the same pipeline (behind a
+    /// `BEGIN` still deferred, when it is the only one): a write saves the round trip
+    /// `endTransaction` would take. A failed statement leaves the `COMMIT` unrun (the pipeline
+    /// is aborted up to its Sync) and the transaction aborted, for `endTransaction` to roll
+    /// back; a failed `COMMIT` (a deferred constraint) has ended it already.
+    func executeCommitting(_ query: PostgresQuery) async throws -> PostgresRows {
+        precondition(!committedWithLastStatement, "a statement after the one that committed its transaction")
+        precondition(deferredBegin != nil || PQtransactionStatus(handle) != PQTRANS_IDLE, "a committing statement outside a transaction")
+        let statements = try takeDeferredBegin() + [query, "COMMIT"]
+        let rows = try await runPipeline(statements, answer: statements.count - 2)
+        committedWithLastStatement = true
+        return rows
+    }
+
+    /// Ends the transaction: nothing to send when it never reached the server, when its last
+    /// statement committed it, or when a failed `COMMIT` ended it.
     func endTransaction(commit: Bool) async throws {
         if deferredBegin != nil {
             deferredBegin = nil
+            return
+        }
+        if committedWithLastStatement {
+            committedWithLastStatement = false
+            return
+        }
+        if PQtransactionStatus(handle) == PQTRANS_IDLE {
             return
         }
         // A rollback runs even for a cancelled task: it is what leaves the connection reusable.

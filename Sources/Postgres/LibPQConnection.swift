@@ -28,6 +28,9 @@ final class LibPQConnection: @unchecked Sendable {
     /// The settings of a transaction whose `BEGIN` is not sent yet: it goes out in one
     /// pipeline with the transaction's first statement (see `PostgresPool.withTransaction`).
     var deferredBegin: [(String, String)]?
+    /// Whether the transaction's last statement went out with its `COMMIT` (`executeCommitting`):
+    /// nothing is left for `endTransaction` to send, and no statement may follow.
+    var committedWithLastStatement = false
     /// Settings every statement's transaction gets, ahead of its own (`statement_timeout`):
     /// sent with `set_config(name, value, true)` in the statement's pipeline, so they hold
     /// through PgBouncer in transaction mode too, where a session `SET` would stay behind on
@@ -144,6 +147,7 @@ final class LibPQConnection: @unchecked Sendable {
     /// setting go out with the next statement, in the same pipeline.
     func deferBegin(settings: [(String, String)]) {
         deferredBegin = settings
+        committedWithLastStatement = false
     }
 
     // MARK: - Blocking (connecting)

@@ -49,6 +49,10 @@ public struct PostgresConnection: Sendable {
         try await logged(callSite) { try await handle.execute(simple: sql) }
     }
 
+    /// Where a transaction's last statement runs: with its `COMMIT` in the same pipeline, one
+    /// round trip instead of two (`PostgresFinalStatement`).
+    public var committing: PostgresFinalStatement { PostgresFinalStatement(connection: self) }
+
     /// Commits or rolls back the transaction `PostgresPool.withTransaction` opened;
     /// free when it never reached the server (the body ran no statement).
     func endTransaction(commit: Bool) async throws {
@@ -78,6 +82,20 @@ extension PostgresQuerying {
 }
 
 extension PostgresConnection: PostgresQuerying {}
+
+/// The last statement of a `PostgresPool.withTransaction` body, sent with the transaction's
+/// `COMMIT` in one pipeline: a write that is `BEGIN`, settings, the statement and `COMMIT` is one
+/// round trip. Its rows are returned once the transaction has committed. One statement only: a
+/// second on the same transaction is a programming error (a precondition), and a statement that
+/// fails leaves the transaction to be rolled back as any failure does.
+public struct PostgresFinalStatement: PostgresQuerying {
+    let connection: PostgresConnection
+
+    @discardableResult
+    public func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
+        try await connection.logged(callSite) { try await connection.handle.executeCommitting(query) }
+    }
+}
 
 /// A lent connection on which each statement runs as one implicit transaction, pipelined
 /// with the `set_config` of the same settings (`PostgresPool.query(_:settings:)`: one round

@@ -17,10 +17,10 @@ struct NoteService: Sendable {
     /// Creates a note; with an idempotency `key`, a retry gets the first response instead.
     func create(_ draft: NoteDraft, by identity: Identity, key: String?, logger: Logger) async throws -> NoteResponse {
         let (tenantID, userID) = (identity.tenantID, identity.userID)
-        let create: (PostgresConnection) async throws -> NoteResponse = { connection in
+        let create: (PostgresConnection, any PostgresQuerying) async throws -> NoteResponse = { connection, last in
             let held = try await tenants.writePolicy(tenantID: tenantID, userID: userID, on: connection).holds(draft.body, field: "body")
             let note = try await notes.create(
-                tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft, held: held, on: connection)
+                tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft, held: held, on: last)
             return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
         }
         return try await creates.run(
@@ -37,7 +37,7 @@ struct NoteService: Sendable {
             return NoteResponse(
                 try await notes.update(
                     tenantID: identity.tenantID, id: id, patch: patch, held: held, viewerID: identity.userID, authorName: identity.username,
-                    on: connection))
+                    on: connection.committing))
         }
     }
 
@@ -45,7 +45,7 @@ struct NoteService: Sendable {
     func delete(_ id: Int64, by identity: Identity, ifMatch: String?, logger: Logger) async throws {
         try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
             _ = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
-            try await notes.delete(tenantID: identity.tenantID, id: id, on: connection)
+            try await notes.delete(tenantID: identity.tenantID, id: id, on: connection.committing)
         }
     }
 

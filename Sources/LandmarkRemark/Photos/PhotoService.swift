@@ -46,7 +46,7 @@ struct PhotoService: Sendable {
             throw error
         }
         let fingerprint = Tokens.sha256(Array("\(holder):".utf8) + bytes)
-        return try await creates.run(key: key, fingerprint: fingerprint, tenantID: tenantID, userID: userID, logger: logger) { connection in
+        return try await creates.run(key: key, fingerprint: fingerprint, tenantID: tenantID, userID: userID, logger: logger) { connection, _ in
             let current = try check(try await photos.photoTarget(holder, tenantID: tenantID, viewerID: userID, on: connection), holder)
             // Checked again with the photo's own size. Two uploads at once may both pass and
             // overshoot a quota by one photo each: a user uploads one at a time (their share

@@ -11,11 +11,18 @@ struct IdempotentCreates: Sendable {
     /// Runs `work` in a transaction of `tenantID`'s; with a `key`, a retry with the same
     /// `fingerprint` gets the first response instead (`replayed`), one with another is
     /// `IdempotencyError.keyReused`.
+    ///
+    /// `work` gets the connection and where its last statement may run (`last`): with its
+    /// `COMMIT` when nothing follows it (no key: one round trip saved), on the connection when
+    /// the stored response still follows. (That one commits on its own: it may find its claim
+    /// gone, and then the work must roll back.)
     func run(
         key: String?, fingerprint: [UInt8], tenantID: Int64, userID: Int64, logger: Logger,
-        _ work: (PostgresConnection) async throws -> StoredJSONResponse
+        _ work: (_ connection: PostgresConnection, _ last: any PostgresQuerying) async throws -> StoredJSONResponse
     ) async throws -> StoredJSONResponse {
-        guard let key else { return try await pool.withTenantTransaction(tenantID, logger: logger, work) }
+        guard let key else {
+            return try await pool.withTenantTransaction(tenantID, logger: logger) { try await work($0, $0.committing) }
+        }
         switch try await claim(key, fingerprint: fingerprint, tenantID: tenantID, userID: userID, logger: logger) {
         case .replay(let replay):
             return StoredJSONResponse(
@@ -23,7 +30,7 @@ struct IdempotentCreates: Sendable {
         case .claimed(let claim):
             do {
                 return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
-                    let response = try await work(connection)
+                    let response = try await work(connection, connection)
                     try await store.complete(
                         claim, status: response.status.code, body: String(decoding: response.body, as: UTF8.self),
                         location: response.location, tenantID: tenantID, userID: userID, on: connection)
