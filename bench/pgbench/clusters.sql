@@ -22,7 +22,7 @@ SELECT t.slug, u.id, u.username, s.id
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x88d6a8b1212b6c67ceace4e0df6b82a9d95d6df2f0c121ba5b311beb3c591c90'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xf936b1a6b80d2cd1e8ee72ea5ba8dd80795d95734f4eb302fb196166404a176a'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
@@ -48,31 +48,37 @@ SELECT sum(sum_lat7)::float8 / sum(count) / 1e7, sum(sum_lng7)::float8 / sum(cou
 	           round(ST_Y(location::geometry) * 1e7)::int8, round(ST_X(location::geometry) * 1e7)::int8
 	    FROM notes WHERE tenant_id = (1) AND user_id = (1) AND visibility = 'private'
 	    UNION ALL
+	    SELECT x, y, -count, -sum_id, -sum_lat7, -sum_lng7 FROM viewer_hidden_cells
+	    WHERE tenant_id = (1) AND viewer_id = (1) AND zoom = (10) AND y BETWEEN (1361) AND (1362) AND (x BETWEEN (2045) AND (2047))
+	    UNION ALL
+	    SELECT a.x, a.y, -a.count, -a.sum_id, -a.sum_lat7, -a.sum_lng7
+	    FROM unnest(ARRAY(SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1)
+	                      EXCEPT SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = (1) AND v.viewer_id = (1))) AS held(id),
+	         LATERAL (SELECT * FROM author_grid_cells c
+	                  WHERE c.tenant_id = (1) AND c.user_id = held.id AND c.zoom = (10)
+	                    AND c.y BETWEEN (1361) AND (1362) AND (c.x BETWEEN (2045) AND (2047))
+	                  OFFSET 0) a
+	    UNION ALL
+	    SELECT grid_x(lng, (4096)), grid_y(lat, (4096)), -delta, -delta * note_id,
+	           -delta * round(lat * 1e7)::int8, -delta * round(lng * 1e7)::int8
+	    FROM note_grid_deltas WHERE tenant_id = (1) AND user_id = ANY (ARRAY(SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = (1) AND v.viewer_id = (1)
+	 UNION ALL
+	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1)))
+	    UNION ALL
 	    SELECT grid_x(ST_X(n.location::geometry), (4096)), grid_y(ST_Y(n.location::geometry), (4096)),
 	           -1, -n.id, -round(ST_Y(n.location::geometry) * 1e7)::int8, -round(ST_X(n.location::geometry) * 1e7)::int8
 	    FROM notes n
 	    WHERE n.tenant_id = (1) AND n.visibility = 'public' AND NOT n.author_disabled
 	      AND (((n.location::geometry && ST_MakeEnvelope(:min_lng, :min_lat, :max_lng, :max_lat, 4326)
 	 AND ST_X(n.location::geometry) BETWEEN :min_lng AND :max_lng)) AND ST_Y(n.location::geometry) BETWEEN :min_lat AND :max_lat)
-	      AND (n.user_id = ANY (ARRAY(SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
-	 UNION ALL
-	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
-	 UNION ALL
-	 SELECT r.target_id FROM reports r
-	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
-	 UNION ALL
-	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1)))
-	           OR n.moderation IS NOT NULL
-	           OR n.id = ANY (ARRAY(SELECT r.target_id FROM reports r
+	      AND (n.moderation IS NOT NULL OR n.id = ANY (ARRAY(SELECT r.target_id FROM reports r
 	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'note')))
+	      AND NOT (n.user_id = ANY (ARRAY(SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = (1) AND v.viewer_id = (1)
+	 UNION ALL
+	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))))
 	      AND NOT ((n.visibility = 'public' OR n.user_id = (1))
 	  AND (n.moderation IS NULL OR n.user_id = (1))
-	  AND n.user_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
-	 UNION ALL
-	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
-	 UNION ALL
-	 SELECT r.target_id FROM reports r
-	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
+	  AND n.user_id NOT IN (SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = (1) AND v.viewer_id = (1)
 	 UNION ALL
 	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))
 	  AND n.id NOT IN (SELECT r.target_id FROM reports r

@@ -22,7 +22,7 @@ SELECT t.slug, u.id, u.username, s.id
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x88d6a8b1212b6c67ceace4e0df6b82a9d95d6df2f0c121ba5b311beb3c591c90'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xf936b1a6b80d2cd1e8ee72ea5ba8dd80795d95734f4eb302fb196166404a176a'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
@@ -34,7 +34,9 @@ BEGIN;
 SELECT set_config('statement_timeout', '5000', true);
 SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
-SELECT t.filter_action, t.filter_words, NOT t.terms_required OR u.terms_version IS NOT DISTINCT FROM t.terms_version
+SELECT t.filter_action, t.filter_words, NOT t.terms_required OR u.terms_version IS NOT DISTINCT FROM t.terms_version,
+	       NOT t.email_verification_required OR u.email_verified_at IS NOT NULL
+	       OR EXISTS (SELECT FROM user_identities i WHERE i.tenant_id = (1) AND i.user_id = u.id)
 	FROM tenants t, users u
 	WHERE t.id = (1) AND u.tenant_id = (1) AND u.id = (1);
 INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id, moderation)
@@ -42,5 +44,5 @@ INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id, mod
 	        ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography,
 	        'public', NULL, NULL)
 	RETURNING id, body, ST_Y(location::geometry), ST_X(location::geometry), user_id, 'benchseed'::text,
-	visibility, place_id, created_at, updated_at, moderation;
+	visibility, place_id, created_at, updated_at, moderation, photos;
 COMMIT;

@@ -22,7 +22,7 @@ SELECT t.slug, u.id, u.username, s.id
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x88d6a8b1212b6c67ceace4e0df6b82a9d95d6df2f0c121ba5b311beb3c591c90'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xf936b1a6b80d2cd1e8ee72ea5ba8dd80795d95734f4eb302fb196166404a176a'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
@@ -35,18 +35,13 @@ SELECT set_config('statement_timeout', '5000', true);
 SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
 SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
-	n.visibility, n.place_id, n.created_at, n.updated_at, n.moderation
+	n.visibility, n.place_id, n.created_at, n.updated_at, n.moderation, n.photos
 	FROM tenant_notes n
 	JOIN tenant_users u ON u.tenant_id = (1) AND u.id = n.user_id
 	WHERE n.tenant_id = (1) AND n.id = :id
 	  AND (n.visibility = 'public' OR n.user_id = (1))
 	  AND (n.moderation IS NULL OR n.user_id = (1))
-	  AND n.user_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
-	 UNION ALL
-	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
-	 UNION ALL
-	 SELECT r.target_id FROM reports r
-	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
+	  AND n.user_id NOT IN (SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = (1) AND v.viewer_id = (1)
 	 UNION ALL
 	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))
 	  AND n.id NOT IN (SELECT r.target_id FROM reports r

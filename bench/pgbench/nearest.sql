@@ -22,7 +22,7 @@ SELECT t.slug, u.id, u.username, s.id
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x88d6a8b1212b6c67ceace4e0df6b82a9d95d6df2f0c121ba5b311beb3c591c90'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xf936b1a6b80d2cd1e8ee72ea5ba8dd80795d95734f4eb302fb196166404a176a'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
@@ -46,43 +46,44 @@ WITH sphere_nearest AS (
 	    WHERE n.tenant_id = (1)
 	  AND (n.visibility = 'public' OR n.user_id = (1))
 	  AND (n.moderation IS NULL OR n.user_id = (1))
-	  AND n.user_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
-	 UNION ALL
-	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
-	 UNION ALL
-	 SELECT r.target_id FROM reports r
-	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
+	  AND n.user_id NOT IN (SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = (1) AND v.viewer_id = (1)
 	 UNION ALL
 	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))
 	  AND n.id NOT IN (SELECT r.target_id FROM reports r
 	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'note')
-	  AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (10000))
-	    ORDER BY n.location <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography
+	  AND _ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (10000), true)
+	  AND n.location::geometry && ST_MakeEnvelope((-0.2740614803299539), (51.41636493275628), (0.018461480329953955), (51.59843506724371), 4326)
+	    ORDER BY n.location::geometry <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)
 	    LIMIT (51)
 	),
 	page AS (
 	    SELECT n.*, ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
-	    FROM tenant_notes n
+	    FROM (
+	    SELECT n.* FROM tenant_notes n
 	    WHERE n.tenant_id = (1)
+	      AND _ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (SELECT max(distance) + 0.001 FROM sphere_nearest), true)
+	          AND n.location::geometry && (
+	              SELECT ST_Expand(ST_SetSRID(ST_MakePoint(:lng, :lat), 4326),
+	                               CASE WHEN sin(angle) >= cos(radians(:lat)) THEN 360
+	                                    ELSE degrees(asin(sin(angle) / cos(radians(:lat)))) END,
+	                               degrees(angle))
+	              FROM (SELECT (SELECT max(distance) + 0.001 FROM sphere_nearest) / 6356752.3 * 1.01 AS angle) reach)
+	    OFFSET 0
+	) n
+	WHERE n.tenant_id = (1)
 	  AND (n.visibility = 'public' OR n.user_id = (1))
 	  AND (n.moderation IS NULL OR n.user_id = (1))
-	  AND n.user_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
-	 UNION ALL
-	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
-	 UNION ALL
-	 SELECT r.target_id FROM reports r
-	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
+	  AND n.user_id NOT IN (SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = (1) AND v.viewer_id = (1)
 	 UNION ALL
 	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))
 	  AND n.id NOT IN (SELECT r.target_id FROM reports r
 	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'note')
-	  AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (10000))
-	      AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (SELECT max(distance) + 0.001 FROM sphere_nearest))
+	  AND ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (10000), true)
 	    ORDER BY distance, n.id
 	    LIMIT (51)
 	)
 	SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
-	n.visibility, n.place_id, n.created_at, n.updated_at, n.moderation, n.distance
+	n.visibility, n.place_id, n.created_at, n.updated_at, n.moderation, n.photos, n.distance
 	FROM page n
 	JOIN tenant_users u ON u.tenant_id = (1) AND u.id = n.user_id
 	ORDER BY n.distance, n.id;

@@ -22,7 +22,7 @@ SELECT t.slug, u.id, u.username, s.id
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x88d6a8b1212b6c67ceace4e0df6b82a9d95d6df2f0c121ba5b311beb3c591c90'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xf936b1a6b80d2cd1e8ee72ea5ba8dd80795d95734f4eb302fb196166404a176a'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
@@ -35,7 +35,8 @@ SELECT set_config('statement_timeout', '5000', true);
 SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
 SELECT u.id FROM tenant_users u
-	WHERE u.tenant_id = (1) AND u.username ILIKE '%axolotl%';
+	WHERE u.tenant_id = (1) AND u.username_folded LIKE search_pattern('axolotl')
+	LIMIT 201;
 COMMIT;
 BEGIN;
 \startpipeline
@@ -52,17 +53,12 @@ WITH walked AS MATERIALIZED (
 	    WHERE n.tenant_id = (1)
 	  AND (n.visibility = 'public' OR n.user_id = (1))
 	  AND (n.moderation IS NULL OR n.user_id = (1))
-	  AND n.user_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
-	 UNION ALL
-	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
-	 UNION ALL
-	 SELECT r.target_id FROM reports r
-	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
+	  AND n.user_id NOT IN (SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = (1) AND v.viewer_id = (1)
 	 UNION ALL
 	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))
 	  AND n.id NOT IN (SELECT r.target_id FROM reports r
 	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'note')
-	  AND n.body ILIKE '%axolotl%'
+	  AND n.body_folded LIKE (SELECT search_pattern('axolotl'))
 	    ORDER BY n.created_at DESC, n.id DESC
 	    LIMIT (51)
 	),
@@ -72,71 +68,44 @@ WITH walked AS MATERIALIZED (
 	    ORDER BY n.created_at DESC, n.id DESC
 	    OFFSET 999 LIMIT 1
 	),
-	branch AS MATERIALIZED (
-	    SELECT CASE WHEN (SELECT count(*) FROM walked) = (51) OR NOT EXISTS (SELECT FROM edge) THEN 'walked'
-	                WHEN (SELECT count(*) FROM walked) >= 5 THEN 'further'
-	                ELSE 'matches' END AS name
-	),
-	further AS MATERIALIZED (
-	    SELECT n.* FROM (
-	        SELECT n.* FROM tenant_notes n
-	        WHERE n.tenant_id = (1) AND (n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))
-	          AND (SELECT name FROM branch) = 'further'
-	        ORDER BY n.created_at DESC, n.id DESC
-	        LIMIT 15000
-	    ) n
-	    WHERE n.tenant_id = (1)
-	  AND (n.visibility = 'public' OR n.user_id = (1))
-	  AND (n.moderation IS NULL OR n.user_id = (1))
-	  AND n.user_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
-	 UNION ALL
-	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
-	 UNION ALL
-	 SELECT r.target_id FROM reports r
-	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
-	 UNION ALL
-	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))
-	  AND n.id NOT IN (SELECT r.target_id FROM reports r
-	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'note')
-	  AND n.body ILIKE '%axolotl%'
-	    ORDER BY n.created_at DESC, n.id DESC
-	    LIMIT (SELECT (51) - count(*) FROM walked)
-	),
 	fallback AS MATERIALIZED (
-	    SELECT (SELECT name FROM branch) = 'matches'
-	           OR ((SELECT name FROM branch) = 'further'
-	               AND (SELECT count(*) FROM walked) + (SELECT count(*) FROM further) < (51)
-	               AND (SELECT count(*) FROM (SELECT FROM tenant_notes n
-	                                          WHERE n.tenant_id = (1) AND (n.created_at, n.id) < ((SELECT created_at FROM edge), (SELECT id FROM edge))
-	                                          LIMIT 15000) w) = 15000) AS needed
+	    SELECT (SELECT count(*) FROM walked) < (51) AND EXISTS (SELECT FROM edge) AS needed
 	),
 	matches AS MATERIALIZED (
-	    SELECT n.* FROM tenant_notes n
-	    WHERE n.tenant_id = (1)
+	SELECT m.* FROM search_spans(
+	    (1),
+	    (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = (1)
+	     ORDER BY n.created_at DESC, n.id DESC LIMIT 1),
+	    (SELECT created_at FROM edge),
+	    (SELECT n.created_at FROM tenant_notes n WHERE n.tenant_id = (1)
+	     ORDER BY n.created_at, n.id LIMIT 1),
+	    (SELECT count(*) FROM walked),
+	    (51)) w(key)
+	CROSS JOIN LATERAL (
+	SELECT n.* FROM tenant_notes n
+	WHERE n.tenant_id = (1)
 	  AND (n.visibility = 'public' OR n.user_id = (1))
 	  AND (n.moderation IS NULL OR n.user_id = (1))
-	  AND n.user_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
-	 UNION ALL
-	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
-	 UNION ALL
-	 SELECT r.target_id FROM reports r
-	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
+	  AND n.user_id NOT IN (SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = (1) AND v.viewer_id = (1)
 	 UNION ALL
 	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))
 	  AND n.id NOT IN (SELECT r.target_id FROM reports r
 	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'note')
-	  AND n.body ILIKE '%axolotl%'
-	      AND (SELECT needed FROM fallback)
+	  AND n.body_folded LIKE (SELECT search_pattern('axolotl'))
+	  AND search_span_keys(n.tenant_id, n.created_at) @> ARRAY[w.key]
+	ORDER BY n.created_at DESC, n.id DESC
+	LIMIT (51)
+	) m
+	WHERE (SELECT needed FROM fallback)
+	LIMIT (51)
 	),
 	page AS (
 	    SELECT * FROM walked WHERE NOT (SELECT needed FROM fallback)
 	    UNION ALL
-	    SELECT * FROM further WHERE NOT (SELECT needed FROM fallback)
-	    UNION ALL
 	    (SELECT * FROM matches ORDER BY created_at DESC, id DESC LIMIT (51))
 	)
 	SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
-	n.visibility, n.place_id, n.created_at, n.updated_at, n.moderation, (extract(epoch FROM n.created_at) * 1000000)::bigint
+	n.visibility, n.place_id, n.created_at, n.updated_at, n.moderation, n.photos, (extract(epoch FROM n.created_at) * 1000000)::bigint
 	FROM page n
 	JOIN tenant_users u ON u.tenant_id = (1) AND u.id = n.user_id
 	ORDER BY n.created_at DESC, n.id DESC;

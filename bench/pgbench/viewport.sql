@@ -22,7 +22,7 @@ SELECT t.slug, u.id, u.username, s.id
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x88d6a8b1212b6c67ceace4e0df6b82a9d95d6df2f0c121ba5b311beb3c591c90'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xf936b1a6b80d2cd1e8ee72ea5ba8dd80795d95734f4eb302fb196166404a176a'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
@@ -44,12 +44,7 @@ WITH walked AS MATERIALIZED (
 	    WHERE n.tenant_id = (1)
 	  AND (n.visibility = 'public' OR n.user_id = (1))
 	  AND (n.moderation IS NULL OR n.user_id = (1))
-	  AND n.user_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
-	 UNION ALL
-	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
-	 UNION ALL
-	 SELECT r.target_id FROM reports r
-	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
+	  AND n.user_id NOT IN (SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = (1) AND v.viewer_id = (1)
 	 UNION ALL
 	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))
 	  AND n.id NOT IN (SELECT r.target_id FROM reports r
@@ -81,12 +76,7 @@ WITH walked AS MATERIALIZED (
 	    WHERE n.tenant_id = (1)
 	  AND (n.visibility = 'public' OR n.user_id = (1))
 	  AND (n.moderation IS NULL OR n.user_id = (1))
-	  AND n.user_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
-	 UNION ALL
-	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
-	 UNION ALL
-	 SELECT r.target_id FROM reports r
-	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
+	  AND n.user_id NOT IN (SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = (1) AND v.viewer_id = (1)
 	 UNION ALL
 	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))
 	  AND n.id NOT IN (SELECT r.target_id FROM reports r
@@ -105,23 +95,18 @@ WITH walked AS MATERIALIZED (
 	                                          LIMIT 15000) w) = 15000) AS needed
 	),
 	matches AS MATERIALIZED (
-	    SELECT n.* FROM tenant_notes n
-	    WHERE n.tenant_id = (1)
+	SELECT n.* FROM tenant_notes n
+	WHERE n.tenant_id = (1)
 	  AND (n.visibility = 'public' OR n.user_id = (1))
 	  AND (n.moderation IS NULL OR n.user_id = (1))
-	  AND n.user_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocker_id = (1)
-	 UNION ALL
-	 SELECT b.blocker_id FROM blocks b WHERE b.tenant_id = (1) AND b.blocked_id = (1)
-	 UNION ALL
-	 SELECT r.target_id FROM reports r
-	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'user'
+	  AND n.user_id NOT IN (SELECT v.author_id FROM hidden_authors v WHERE v.tenant_id = (1) AND v.viewer_id = (1)
 	 UNION ALL
 	 SELECT h.id FROM users h WHERE h.tenant_id = (1) AND h.moderation IS NOT NULL AND h.id <> (1))
 	  AND n.id NOT IN (SELECT r.target_id FROM reports r
 	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'note')
 	  AND (((n.location::geometry && ST_MakeEnvelope(:min_lng, :min_lat, :max_lng, :max_lat, 4326)
 	 AND ST_X(n.location::geometry) BETWEEN :min_lng AND :max_lng)) AND ST_Y(n.location::geometry) BETWEEN :min_lat AND :max_lat)
-	      AND (SELECT needed FROM fallback)
+	  AND (SELECT needed FROM fallback)
 	),
 	page AS (
 	    SELECT * FROM walked WHERE NOT (SELECT needed FROM fallback)
@@ -131,7 +116,7 @@ WITH walked AS MATERIALIZED (
 	    (SELECT * FROM matches ORDER BY created_at DESC, id DESC LIMIT (51))
 	)
 	SELECT n.id, n.body, ST_Y(n.location::geometry), ST_X(n.location::geometry), n.user_id, u.username,
-	n.visibility, n.place_id, n.created_at, n.updated_at, n.moderation, (extract(epoch FROM n.created_at) * 1000000)::bigint
+	n.visibility, n.place_id, n.created_at, n.updated_at, n.moderation, n.photos, (extract(epoch FROM n.created_at) * 1000000)::bigint
 	FROM page n
 	JOIN tenant_users u ON u.tenant_id = (1) AND u.id = n.user_id
 	ORDER BY n.created_at DESC, n.id DESC;
