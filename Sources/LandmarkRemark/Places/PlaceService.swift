@@ -50,7 +50,7 @@ struct PlaceService: Sendable {
     func delete(_ id: Int64, by identity: Identity, logger: Logger) async throws {
         try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
             try await places.requireEditable(tenantID: identity.tenantID, id: id, userID: identity.userID, on: connection)
-            try await places.delete(tenantID: identity.tenantID, id: id, on: connection)
+            try await places.delete(tenantID: identity.tenantID, id: id, on: connection.committing)
         }
     }
 }

@@ -85,7 +85,7 @@ struct PlaceStore: Sendable {
     }
 
     /// Deletes the place; its notes stay, with `place_id` set to null by the foreign key.
-    func delete(tenantID: Int64, id: Int64, on connection: PostgresConnection) async throws {
+    func delete(tenantID: Int64, id: Int64, on connection: some PostgresQuerying) async throws {
         try await connection.query("DELETE FROM places WHERE tenant_id = \(tenantID) AND id = \(id)")
     }
 }
