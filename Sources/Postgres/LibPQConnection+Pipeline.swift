@@ -58,14 +58,12 @@ extension LibPQConnection {
     /// Ends the transaction: nothing to send when it never reached the server, when its last
     /// statement committed it, or when a failed `COMMIT` ended it.
     func endTransaction(commit: Bool) async throws {
+        committedWithLastStatement = false
         if deferredBegin != nil {
             deferredBegin = nil
             return
         }
-        if committedWithLastStatement {
-            committedWithLastStatement = false
-            return
-        }
+        // Nothing to end: the last statement took its COMMIT along, or a failed COMMIT ended it.
         if PQtransactionStatus(handle) == PQTRANS_IDLE {
             return
         }
