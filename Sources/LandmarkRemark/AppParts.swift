@@ -25,6 +25,8 @@ struct AppParts: Sendable {
     let identities: IdentityService
     /// Where every access token is checked: the authenticator, stream tickets, the event stream.
     let tokens = AccessTokenStore()
+    /// The tokens this replica looked up lately, and what it must forget when it revokes.
+    let tokenCache: AccessTokenCache
     let notes = NoteStore()
     let places = PlaceStore()
     /// Delivers the mail outbox (codes, links, notices).
@@ -48,6 +50,9 @@ struct AppParts: Sendable {
         hashingPool = HashingPool(maxConcurrent: configuration.accounts.hashConcurrency, queueTimeout: configuration.accounts.hashQueueTimeout)
         hashingPool.start()
         migrator = try configuration.migrator()
+        let accounts = configuration.accounts
+        tokenCache = AccessTokenCache(
+            settings: .init(capacity: accounts.tokenCacheEntries, pollInterval: accounts.tokenCachePollInterval, maxAge: accounts.tokenCacheMaxAge))
         shares = FairShares(configuration: configuration)
         events = EventHub(
             pool: pool, perUser: configuration.events.streamsPerUser, perProcess: configuration.events.streamsPerProcess,
@@ -84,7 +89,7 @@ struct AppParts: Sendable {
             codes: configuration.identity.dataKey.map { AccountCodes(key: $0) }, outbox: outbox, tenants: mailTenants,
             templates: MailTemplates(), limits: MailLimits(perRecipient: configuration.mail.perRecipient, perAddress: configuration.mail.perAddress),
             clock: configuration.clock, sender: mailSender)
-        resets = PasswordResetService(pool: pool, users: users, sessions: sessions, hashing: hashing, mail: accountMail)
+        resets = PasswordResetService(pool: pool, users: users, sessions: sessions, hashing: hashing, mail: accountMail, tokenCache: tokenCache)
         let photos = configuration.photos
         photoWorkers = PhotoWorkers(count: photos.workers)
         photoSanitiser = PhotoSanitiser(

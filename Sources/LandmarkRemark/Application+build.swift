@@ -15,7 +15,14 @@ public func buildApplication(
     // The common-password list is a resource file: a replica installed without it stops
     // here, as it starts, not at its first signup.
     CommonPasswords.load()
-    let parts = try await AppParts(configuration: configuration, logger: logger)
+    return buildApplication(try await AppParts(configuration: configuration, logger: logger), logger: logger, registry: registry)
+}
+
+/// The application over parts already made: for tests that watch a part as it runs.
+func buildApplication(
+    _ parts: AppParts, logger: Logger, registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+) -> some ApplicationProtocol {
+    let configuration = parts.configuration
     let router = buildRouter(parts, registry: registry)
     return Application(
         router: router,
@@ -27,6 +34,7 @@ public func buildApplication(
             RetentionService(pool: parts.pool, interval: configuration.operations.retentionInterval, logger: logger),
             NoteGridFolder(pool: parts.pool, interval: configuration.operations.gridFoldInterval, logger: logger),
             parts.mailSender, parts.resets,
+            AccessTokenCachePoller(cache: parts.tokenCache, tokens: parts.tokens, pool: parts.pool, logger: logger),
         ],
         logger: logger)
 }
@@ -59,8 +67,8 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let limit = configuration.server.bodyLimitBytes
     let accounts = AccountService(
         pool: parts.pool, tenants: parts.tenants, users: parts.users, sessions: parts.sessions, login: parts.login,
-        hashing: parts.hashing, identities: parts.identities, mail: parts.accountMail)
-    let authenticator = Authenticator(pool: parts.pool, tokens: parts.tokens)
+        hashing: parts.hashing, identities: parts.identities, mail: parts.accountMail, tokenCache: parts.tokenCache)
+    let authenticator = Authenticator(pool: parts.pool, tokens: parts.tokens, cache: parts.tokenCache)
     let recovery = RecoveryController(
         verification: EmailVerificationService(pool: parts.pool, users: parts.users, mail: parts.accountMail), resets: parts.resets,
         accounts: accounts, authenticator: authenticator, bodyLimit: limit)
@@ -91,7 +99,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
                 perNote: configuration.photos.perNote, bytesPerUser: configuration.photos.bytesPerUser,
                 bytesPerTenant: configuration.photos.bytesPerTenant)),
         maxBytes: configuration.photos.maxBytes, shares: parts.shares)
-    let moderation = ModerationController(moderation: ModerationService(pool: parts.pool, moderation: ModerationStore()), bodyLimit: limit)
+    let moderation = ModerationController(moderation: ModerationService(pool: parts.pool, moderation: ModerationStore(), tokenCache: parts.tokenCache), bodyLimit: limit)
 
     let v1 = router.group("v1")
     v1.addRoutes(auth.endpoints, atPath: "auth")
@@ -114,7 +122,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     authenticated.addRoutes(photos.placeEndpoints, atPath: "places")
     authenticated.addRoutes(streamTickets.endpoints, atPath: "events/tickets")
     // The stream alone also opens with a stream ticket, for browsers' EventSource.
-    v1.group().add(middleware: Authenticator(pool: parts.pool, tokens: parts.tokens, streamTickets: tickets))
+    v1.group().add(middleware: Authenticator(pool: parts.pool, tokens: parts.tokens, cache: parts.tokenCache, streamTickets: tickets))
         .add(middleware: FairShareMiddleware(shares: parts.shares))
         .addRoutes(events.endpoints, atPath: "events")
     authenticated.addRoutes(notes.endpoints, atPath: "notes")

@@ -8,23 +8,25 @@ import Postgres
 struct AccessTokenStore: Sendable, LiveTokenCheck {
     /// Who holds `token`, if it is a live access token: not expired, session not revoked,
     /// user and tenant not disabled. A token names its tenant (`lr_at_<tenant>_…`), so it is
-    /// looked up in that tenant alone; one of the legacy form (issued before, and alive for
-    /// at most a refresh token's lifetime) goes through the SECURITY DEFINER function that
-    /// finds it by hash alone (migrations 0002, 0013).
-    func identity(accessToken token: String, on pool: PostgresPool, logger: Logger) async throws -> Identity? {
-        let hash = Tokens.sha256(token)
+    /// looked up in that tenant alone, with what `AccessTokenCache` needs to keep it; one of
+    /// the legacy form (issued before, and alive for at most a refresh token's lifetime) goes
+    /// through the SECURITY DEFINER function that finds it by hash alone (migrations 0002,
+    /// 0013), and is not kept.
+    func lookUp(accessToken token: String, hash: [UInt8], on pool: PostgresPool, logger: Logger) async throws -> Lookup? {
         switch Tokens.tenantPart(of: token, prefix: SessionStore.accessTokenPrefix) {
         case .tenant(let tenantID):
             let rows = try await pool.query(Self.lookupStatement(tenantID: tenantID, hash: hash), tenant: tenantID, logger: logger)
-            return try Self.identity(rows, tenantID: tenantID, hash: hash)
+            return try Self.lookup(rows, tenantID: tenantID, hash: hash)
         case .legacy:
             let rows = try await pool.query(
                 "SELECT tenant_id, tenant_slug, user_id, username, session_id FROM authenticate_access_token(\(PostgresBytes(hash)))",
                 logger: logger)
             guard let row = rows.first else { return nil }
             let (tenantID, slug, userID, username, sessionID) = try row.decode((Int64, String, Int64, String, Int64).self)
-            return Identity(
-                tenantID: tenantID, tenantSlug: slug, userID: userID, username: username, sessionID: sessionID, accessTokenHash: hash)
+            return Lookup(
+                identity: Identity(
+                    tenantID: tenantID, tenantSlug: slug, userID: userID, username: username, sessionID: sessionID, accessTokenHash: hash),
+                epoch: nil, secondsLeft: 0)
         case nil:
             return nil
         }
@@ -48,7 +50,9 @@ struct AccessTokenStore: Sendable, LiveTokenCheck {
     /// key `(tenant_id, token_hash)` finds the token.
     static func lookupStatement(tenantID: Int64, hash: [UInt8]) -> PostgresQuery {
         """
-        SELECT t.slug, u.id, u.username, s.id
+        SELECT t.slug, u.id, u.username, s.id,
+            coalesce((SELECT e.epoch FROM auth_epochs e WHERE e.tenant_id = \(tenantID)), 0),
+            extract(epoch FROM tok.expires_at - now())::float8
         FROM session_tokens tok
         JOIN sessions s ON s.tenant_id = \(tenantID) AND s.id = tok.session_id
         JOIN users u ON u.tenant_id = \(tenantID) AND u.id = s.user_id
@@ -63,9 +67,45 @@ struct AccessTokenStore: Sendable, LiveTokenCheck {
     }
 
     private static func identity(_ rows: PostgresRows, tenantID: Int64, hash: [UInt8]) throws -> Identity? {
+        try lookup(rows, tenantID: tenantID, hash: hash)?.identity
+    }
+
+    /// A lookup's row: the identity, the tenant's revocation epoch in the same snapshot, and
+    /// the seconds the token has left by the database's clock (what `AccessTokenCache` keeps).
+    private static func lookup(_ rows: PostgresRows, tenantID: Int64, hash: [UInt8]) throws -> Lookup? {
         guard let row = rows.first else { return nil }
-        let (slug, userID, username, sessionID) = try row.decode((String, Int64, String, Int64).self)
-        return Identity(
-            tenantID: tenantID, tenantSlug: slug, userID: userID, username: username, sessionID: sessionID, accessTokenHash: hash)
+        let (slug, userID, username, sessionID, epoch, secondsLeft) = try row.decode((String, Int64, String, Int64, Int64, Double).self)
+        return Lookup(
+            identity: Identity(
+                tenantID: tenantID, tenantSlug: slug, userID: userID, username: username, sessionID: sessionID, accessTokenHash: hash),
+            epoch: epoch, secondsLeft: secondsLeft)
+    }
+
+    struct Lookup {
+        let identity: Identity
+        /// The tenant's revocation epoch as the lookup read it; nil for a legacy token, not kept.
+        let epoch: Int64?
+        let secondsLeft: Double
+    }
+
+    /// What `AccessTokenCache`'s poller reads of the tenants it keeps tokens of: each one's
+    /// revocation epoch (0 before its first revocation), slug and whether it is disabled. Two
+    /// statements, not a join: on Citus `tenants` is a reference table, and the outer join of
+    /// one with a distributed table is not planned. A tenant gone is absent.
+    func tenantStates(_ tenantIDs: [Int64], on pool: PostgresPool, logger: Logger) async throws -> [Int64: AccessTokenCache.TenantState] {
+        let epochs = try await pool.query("SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY(\(tenantIDs))", logger: logger)
+        var epochOf = [Int64: Int64]()
+        for row in epochs {
+            let (tenantID, epoch) = try row.decode((Int64, Int64).self)
+            epochOf[tenantID] = epoch
+        }
+        let tenants = try await pool.query(
+            "SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY(\(tenantIDs))", logger: logger)
+        var states = [Int64: AccessTokenCache.TenantState]()
+        for row in tenants {
+            let (tenantID, slug, disabled) = try row.decode((Int64, String, Bool).self)
+            states[tenantID] = .init(epoch: epochOf[tenantID] ?? 0, slug: slug, disabled: disabled)
+        }
+        return states
     }
 }

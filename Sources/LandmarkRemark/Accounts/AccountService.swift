@@ -15,6 +15,9 @@ struct AccountService: Sendable {
     let identities: IdentityService
     /// Verification codes for a new or changed email.
     let mail: AccountMail
+    /// Forgets the tenant's kept tokens once a revocation here commits: it counts at once on
+    /// this replica, and within the cache's age on the others (through migration 0045's epochs).
+    let tokenCache: AccessTokenCache
 
     /// The active tenant an unauthenticated call names (`X-Tenant`).
     func tenant(named slug: String?, logger: Logger) async throws -> Tenant {
@@ -56,7 +59,9 @@ struct AccountService: Sendable {
         }
         switch outcome {
         case (.issued(_, let tokens), let user?): return TokenResponse(user: user, tokens: tokens)
-        case (.reused, _): throw AccountError.refreshTokenReused
+        case (.reused, _):
+            tokenCache.forget(tenantID: tenant.id)
+            throw AccountError.refreshTokenReused
         default: throw AccountError.refreshTokenInvalid
         }
     }
@@ -70,6 +75,7 @@ struct AccountService: Sendable {
                 try await sessions.revoke(tenantID: identity.tenantID, sessionID: identity.sessionID, reason: "logout", on: connection)
             }
         }
+        tokenCache.forget(tenantID: identity.tenantID)
     }
 
     // MARK: - The caller's account
@@ -126,6 +132,7 @@ struct AccountService: Sendable {
             }
             return try await me(identity, on: connection)
         }
+        if newHash != nil { tokenCache.forget(tenantID: identity.tenantID) }
         mail.poke()
         return changed
     }
@@ -178,6 +185,7 @@ struct AccountService: Sendable {
             try await users.delete(tenantID: identity.tenantID, id: identity.userID, on: connection)
             return tokens
         }
+        tokenCache.forget(tenantID: identity.tenantID)
         await identities.revoke(appleTokens, tenantID: identity.tenantID, logger: logger)
     }
 

@@ -1,11 +1,13 @@
+import Credentials
 import Hummingbird
+import Logging
 import Postgres
 
 /// Resolves `Authorization: Bearer lr_at_…` into an `Identity`, or answers `401`.
 ///
 /// The token names its tenant and is looked up there by its SHA-256 (`AccessTokenStore`); a
 /// legacy one, without a tenant part, through the SECURITY DEFINER function that finds it
-/// by hash alone. `X-Tenant`, when sent, must name the token's tenant.
+/// by hash alone. One looked up lately is known without a round trip (`AccessTokenCache`). `X-Tenant`, when sent, must name the token's tenant.
 ///
 /// On the event stream only, a request without `Authorization` may carry a stream ticket
 /// instead (`?ticket=lr_st_…`, `StreamTicketService`): browsers' `EventSource` sends no headers.
@@ -13,6 +15,8 @@ struct Authenticator: RouterMiddleware {
     typealias Context = AppRequestContext
     let pool: PostgresPool
     let tokens: AccessTokenStore
+    /// The tokens this replica looked up lately.
+    let cache: AccessTokenCache
     /// On the event stream only: the tickets a request may carry instead of a token.
     var streamTickets: StreamTicketService? = nil
 
@@ -28,12 +32,24 @@ struct Authenticator: RouterMiddleware {
             found = try await streamTickets.redeem(ticket, logger: context.logger)
         } else {
             guard let token = Self.accessToken(request) else { throw AppError.unauthenticated }
-            found = try await tokens.identity(accessToken: token, on: pool, logger: context.logger)
+            found = try await identity(accessToken: token, logger: context.logger)
         }
         guard let identity = found else { throw AppError.unauthenticated }
         if let named = request.headers[.xTenant], named != identity.tenantSlug { throw TenantError.mismatch }
         context.tenantTag.set(identity.tenantSlug)
         return identity
+    }
+
+    /// The token's holder: kept by this replica, or looked up (and then kept).
+    private func identity(accessToken token: String, logger: Logger) async throws -> Identity? {
+        let hash = Tokens.sha256(token)
+        if let kept = cache.identity(accessTokenHash: hash) { return kept }
+        let started = cache.now()
+        guard let found = try await tokens.lookUp(accessToken: token, hash: hash, on: pool, logger: logger) else { return nil }
+        if let epoch = found.epoch {
+            cache.keep(found.identity, epoch: epoch, secondsLeft: found.secondsLeft, checked: started)
+        }
+        return found.identity
     }
 
     /// The `ticket` query parameter, when there is exactly one.

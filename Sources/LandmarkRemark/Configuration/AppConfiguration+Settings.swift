@@ -76,6 +76,18 @@ extension AppConfiguration {
                 .integer("LR_REFRESH_GRACE_SECONDS", \.accounts.refreshGraceSeconds, 0...300, help: """
                     The window in which a just-rotated refresh token may be retried.
                     """),
+                .integer("LR_TOKEN_CACHE_ENTRIES", \.accounts.tokenCacheEntries, 0...10_000_000, help: """
+                    Access tokens each replica keeps once looked up, so that their requests make no round \
+                    trip for the token; 0 looks every token up.
+                    """),
+                .duration("LR_TOKEN_CACHE_POLL_INTERVAL_MS", \.accounts.tokenCachePollInterval, .milliseconds, 10...1000, help: """
+                    How often each replica reads the revocation epochs of the tenants it keeps tokens of.
+                    """),
+                .duration("LR_TOKEN_CACHE_MAX_AGE_MS", \.accounts.tokenCacheMaxAge, .milliseconds, 20...1000, help: """
+                    A kept token is used only if the replica read its tenant's epoch (or the token) less \
+                    than this ago: the longest a logout or a disabled account elsewhere goes unseen. Keep \
+                    it above twice the poll interval, or tokens are looked up between polls.
+                    """),
                 .integer("LR_SCRYPT_LOG_N", \.accounts.scrypt.logN, 1...ScryptParameters.maximumLogN, help: """
                     scrypt cost: N = 2^LOG_N. The defaults are the OWASP minimum (about 128 MiB and 0.85 s per \
                     hash on our 2-core machine). Raising them upgrades hashes at next login.

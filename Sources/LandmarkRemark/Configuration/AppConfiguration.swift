@@ -83,6 +83,13 @@ public struct AccountSettings: Sendable {
     public var refreshTokenLifetime = 30 * 24 * 3600
     /// A retired refresh token presented again within this many seconds gets a fresh pair.
     public var refreshGraceSeconds = 10
+    /// Access tokens each replica keeps once looked up (`AccessTokenCache`); 0 keeps none.
+    public var tokenCacheEntries = 100_000
+    /// How often a replica reads the revocation epochs of the tenants it keeps tokens of.
+    public var tokenCachePollInterval: Duration = .milliseconds(200)
+    /// A kept token is used only while its last confirmation began less than this ago: the
+    /// longest a revocation elsewhere can go unseen here.
+    public var tokenCacheMaxAge: Duration = .milliseconds(750)
     public var scrypt = ScryptParameters.owaspDefault
     public var hashConcurrency = ProcessInfo.processInfo.activeProcessorCount
     public var hashQueueTimeout: Duration = .seconds(5)

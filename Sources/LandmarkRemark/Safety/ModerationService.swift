@@ -6,6 +6,8 @@ import Postgres
 struct ModerationService: Sendable {
     let pool: PostgresPool
     let moderation: ModerationStore
+    /// Forgets the tenant's kept tokens once a suspension or ban has ended the author's sessions.
+    let tokenCache: AccessTokenCache
 
     func queue(_ page: PageRequest, for identity: Identity, logger: Logger) async throws -> ModerationQueuePage {
         try await pool.withTenantReads(identity.tenantID, logger: logger) { reads in
@@ -25,7 +27,7 @@ struct ModerationService: Sendable {
     /// target's open reports closed, and the decision logged with the content as it was.
     func decide(_ decision: ModerationDecision, on target: ReportTarget, by identity: Identity, logger: Logger) async throws -> ModerationLogEntry {
         let tenantID = identity.tenantID
-        return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+        let entry = try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
             try await requireModerator(identity, on: connection)
             guard let found = try await target.type.lock(id: target.id, tenantID: tenantID, viewerID: nil, .update, on: connection) else {
                 return try await decideOnGone(decision, target: target, by: identity, on: connection)
@@ -55,6 +57,8 @@ struct ModerationService: Sendable {
                 "target": "\(target.type.rawValue) \(target.id)", "action": "\(decision.action.rawValue)"])
             return entry
         }
+        if decision.action == .suspendAuthor || decision.action == .banAuthor { tokenCache.forget(tenantID: tenantID) }
+        return entry
     }
 
     /// A target deleted since it was reported (by its author, or with their account): its

@@ -15,6 +15,8 @@ final class PasswordResetService: Service, Sendable {
     let sessions: SessionStore
     let hashing: PasswordHashing
     let mail: AccountMail
+    /// Forgets the tenant's kept tokens once a reset has ended the account's sessions.
+    let tokenCache: AccessTokenCache
     private let requests: AsyncStream<Request>
     private let queue: AsyncStream<Request>.Continuation
 
@@ -24,8 +26,9 @@ final class PasswordResetService: Service, Sendable {
         let languages: [String]
     }
 
-    init(pool: PostgresPool, users: UserStore, sessions: SessionStore, hashing: PasswordHashing, mail: AccountMail) {
+    init(pool: PostgresPool, users: UserStore, sessions: SessionStore, hashing: PasswordHashing, mail: AccountMail, tokenCache: AccessTokenCache) {
         self.pool = pool
+        self.tokenCache = tokenCache
         self.users = users
         self.sessions = sessions
         self.hashing = hashing
@@ -140,6 +143,7 @@ final class PasswordResetService: Service, Sendable {
             }
             return try await sessions.create(tenantID: tenantID, userID: user.id, userAgent: userAgent, on: connection)
         }
+        tokenCache.forget(tenantID: tenantID)
         mail.poke()
         return TokenResponse(user: user, tokens: tokens)
     }

@@ -2277,7 +2277,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/auth/logout/post(logout)/responses/401`.
             ///
@@ -2539,7 +2539,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/me/get(getMe)/responses/401`.
             ///
@@ -3582,7 +3582,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/me/terms/post(acceptTerms)/responses/401`.
             ///
@@ -4846,7 +4846,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/me/blocks/get(listBlocks)/responses/401`.
             ///
@@ -5112,7 +5112,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/put(blockUser)/responses/401`.
             ///
@@ -5418,7 +5418,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/me/blocks/{username}/delete(unblockUser)/responses/401`.
             ///
@@ -5757,7 +5757,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/me/reports/get(listMyReports)/responses/401`.
             ///
@@ -6133,7 +6133,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/reports/post(createReport)/responses/401`.
             ///
@@ -6558,7 +6558,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/moderation/reports/get(moderationQueue)/responses/401`.
             ///
@@ -6885,7 +6885,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/moderation/targets/{type}/{id}/decision/post(decideModeration)/responses/401`.
             ///
@@ -7299,7 +7299,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/moderation/log/get(moderationLog)/responses/401`.
             ///
@@ -7587,7 +7587,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{username}/get(getUser)/responses/401`.
             ///
@@ -7998,7 +7998,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{username}/notes/get(listUserNotes)/responses/401`.
             ///
@@ -8421,7 +8421,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/get(listNotes)/responses/401`.
             ///
@@ -8776,7 +8776,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/post(createNote)/responses/401`.
             ///
@@ -9238,7 +9238,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/clusters/get(listNoteClusters)/responses/401`.
             ///
@@ -9622,7 +9622,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/{id}/get(getNote)/responses/401`.
             ///
@@ -9979,7 +9979,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/{id}/patch(updateNote)/responses/401`.
             ///
@@ -10363,7 +10363,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/{id}/delete(deleteNote)/responses/401`.
             ///
@@ -10753,7 +10753,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/places/get(listPlaces)/responses/401`.
             ///
@@ -11064,7 +11064,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/places/post(createPlace)/responses/401`.
             ///
@@ -11419,7 +11419,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/places/{id}/get(getPlace)/responses/401`.
             ///
@@ -11762,7 +11762,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/places/{id}/patch(renamePlace)/responses/401`.
             ///
@@ -12118,7 +12118,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/places/{id}/delete(deletePlace)/responses/401`.
             ///
@@ -12479,7 +12479,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/events/get(streamEvents)/responses/401`.
             ///
@@ -12772,7 +12772,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/me/email/verification/post(requestEmailVerification)/responses/401`.
             ///
@@ -13122,7 +13122,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/me/email/verify/post(verifyEmail)/responses/401`.
             ///
@@ -14207,7 +14207,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)/responses/401`.
             ///
@@ -14691,7 +14691,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/{id}/photos/post(uploadNotePhoto)/responses/401`.
             ///
@@ -14985,7 +14985,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/notes/{id}/photos/{photo_id}/delete(deleteNotePhoto)/responses/401`.
             ///
@@ -15360,7 +15360,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/photos/{photo_id}/{variant}/get(getPhotoVariant)/responses/401`.
             ///
@@ -15821,7 +15821,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/places/{id}/photos/post(uploadPlacePhoto)/responses/401`.
             ///
@@ -16115,7 +16115,7 @@ public enum Operations {
                     }
                 }
             }
-            /// No, unknown, expired or revoked access token.
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
             ///
             /// - Remark: Generated from `#/paths//v1/places/{id}/photos/{photo_id}/delete(deletePlacePhoto)/responses/401`.
             ///

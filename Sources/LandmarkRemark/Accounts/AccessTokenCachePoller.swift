@@ -1,0 +1,46 @@
+import Logging
+import Postgres
+import ServiceLifecycle
+
+/// Reads, every `pollInterval`, the revocation epochs and states of the tenants whose tokens
+/// `AccessTokenCache` keeps, and hands them to it. A poll that fails confirms nothing: the
+/// cache's entries age past `maxAge` and requests go back to the database until polls answer
+/// again.
+struct AccessTokenCachePoller: Service {
+    let cache: AccessTokenCache
+    let tokens: AccessTokenStore
+    let pool: PostgresPool
+    let logger: Logger
+
+    func run() async throws {
+        guard cache.isEnabled else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.poll() }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
+    }
+
+    private func poll() async {
+        var failing = false
+        while !Task.isCancelled {
+            let started = cache.now()
+            let asked = cache.tenantsKept()
+            do {
+                let read = asked.isEmpty ? [:] : try await tokens.tenantStates(asked, on: pool, logger: logger)
+                cache.observe(read, asked: asked, started: started)
+                if failing { logger.notice("reading the tenants' revocation epochs works again") }
+                failing = false
+            } catch {
+                // Once per outage: the log line says the replica checks every token again.
+                if !failing {
+                    logger.warning(
+                        "reading the tenants' revocation epochs failed: every token is looked up until it works again",
+                        metadata: ["error": "\(error)"])
+                }
+                failing = true
+            }
+            try? await Task.sleep(for: cache.settings.pollInterval)
+        }
+    }
+}
