@@ -28,6 +28,8 @@ struct AppParts: Sendable {
     /// The tokens this replica looked up lately, and what it must forget when it revokes.
     let tokenCache: AccessTokenCache
     let notes = NoteStore()
+    /// The tenants' word lists, kept for creates in one round trip.
+    let writeRules = WriteRulesCache()
     let places = PlaceStore()
     /// Delivers the mail outbox (codes, links, notices).
     let mailSender: MailSender

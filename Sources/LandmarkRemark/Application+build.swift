@@ -76,7 +76,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let identities = IdentityController(
         signIns: SignInService(accounts: accounts, guestsPerAddressPerHour: configuration.identity.guestsPerAddressPerHour), bodyLimit: limit)
     let users = UsersController(accounts: accounts, export: AccountExport(pool: parts.pool, pageSize: configuration.accounts.exportPageSize), bodyLimit: limit)
-    let notes = NotesController(notes: NoteService(pool: parts.pool, notes: parts.notes, creates: IdempotentCreates(pool: parts.pool)), bodyLimit: limit)
+    let notes = NotesController(notes: NoteService(pool: parts.pool, notes: parts.notes, creates: IdempotentCreates(pool: parts.pool), writeRules: parts.writeRules), bodyLimit: limit)
     let places = PlacesController(places: PlaceService(pool: parts.pool, places: parts.places), bodyLimit: limit)
     let tickets = StreamTicketService(pool: parts.pool, lifetime: configuration.events.ticketLifetime, tokens: parts.tokens)
     let events = EventsController(

@@ -11,21 +11,47 @@ struct NoteService: Sendable {
     let creates: IdempotentCreates
     /// The tenant's terms and word list (`TenantStore.WritePolicy`), read in each write's transaction.
     let tenants = TenantStore()
+    /// The word lists a create may apply without reading them first.
+    let writeRules: WriteRulesCache
 
     // MARK: - Writes
 
     /// Creates a note; with an idempotency `key`, a retry gets the first response instead.
+    ///
+    /// With the tenant's word list kept from an earlier create, in one round trip: `BEGIN`,
+    /// the settings, the insert that checks the rest of the policy itself, and `COMMIT`. When
+    /// that insert finds the policy changed (or refusing), or nothing is kept, the policy is
+    /// read first, in the transaction of the insert, and its word list kept.
     func create(_ draft: NoteDraft, by identity: Identity, key: String?, logger: Logger) async throws -> NoteResponse {
         let (tenantID, userID) = (identity.tenantID, identity.userID)
-        let create: (PostgresConnection, any PostgresQuerying) async throws -> NoteResponse = { connection, last in
-            let held = try await tenants.writePolicy(tenantID: tenantID, userID: userID, on: connection).holds(draft.body, field: "body")
+        let run = { (work: @escaping (PostgresConnection, any PostgresQuerying) async throws -> NoteResponse) in
+            try await creates.run(key: key, fingerprint: draft.fingerprint, tenantID: tenantID, userID: userID, logger: logger, work)
+        }
+        // A refusal by kept rules is not final: they may be out of date, so the policy is read.
+        if let rules = writeRules.rules(tenantID: tenantID), let held = try? rules.filter.holds(draft.body, field: "body") {
+            do {
+                return try await run { _, last in
+                    guard let note = try await notes.create(
+                        tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft, held: held, rules: rules, on: last)
+                    else { throw RulesOutOfDate() }
+                    return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
+                }
+            } catch is RulesOutOfDate {
+                writeRules.forget(tenantID: tenantID)
+            }
+        }
+        return try await run { connection, last in
+            let policy = try await tenants.writePolicy(tenantID: tenantID, userID: userID, on: connection)
+            if let rules = policy.rules { writeRules.keep(rules, tenantID: tenantID) }
             let note = try await notes.create(
-                tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft, held: held, on: last)
+                tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft,
+                held: try policy.holds(draft.body, field: "body"), on: last)
             return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
         }
-        return try await creates.run(
-            key: key, fingerprint: draft.fingerprint, tenantID: tenantID, userID: userID, logger: logger, create)
     }
+
+    /// A create under kept rules found them changed, or the policy refusing: read it and see.
+    private struct RulesOutOfDate: Error {}
 
     /// Changes body, visibility or place; only the author, and only if `ifMatch` (when sent) is current.
     func update(_ id: Int64, with patch: NotePatch, by identity: Identity, ifMatch: String?, logger: Logger) async throws -> NoteResponse {

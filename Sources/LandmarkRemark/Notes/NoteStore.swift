@@ -91,13 +91,43 @@ struct NoteStore: Sendable {
         let rows = try await mappingPlaceError {
             try await connection.query("""
                 INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id, moderation)
-                VALUES (\(tenantID), \(authorID), \(draft.body),
-                        ST_SetSRID(ST_MakePoint(\(draft.lng), \(draft.lat)), 4326)::geography,
-                        \(draft.visibility.rawValue), \(draft.placeID), \(held ? "pending" : nil))
+                VALUES (\(tenantID), \(authorID), \(Self.insertedValues(draft, held: held)))
                 RETURNING \(Self.returnedColumns(authorName: authorName))
                 """)
         }
         return try Self.note(from: rows[0], viewer: authorID)
+    }
+
+    /// Creates a note under `rules` kept from an earlier read, without reading the tenant's
+    /// policy first: the insert happens only if its own statement finds the tenant's row at
+    /// the rules' version, the user accepted the terms and has the email the tenant requires.
+    /// Nil when it did not (the caller reads the policy and tries again, or says why not).
+    /// The rows come from users (the target's distribution column from the source's), so on
+    /// Citus the statement runs on the tenant's worker.
+    func create(
+        tenantID: Int64, authorID: Int64, authorName: String, draft: NoteDraft, held: Bool, rules: WriteRules,
+        on connection: some PostgresQuerying
+    ) async throws -> Note? {
+        let rows = try await mappingPlaceError {
+            try await connection.query("""
+                INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id, moderation)
+                SELECT u.tenant_id, u.id, \(Self.insertedValues(draft, held: held))
+                FROM users u, tenants t
+                WHERE u.tenant_id = \(tenantID) AND u.id = \(authorID) AND t.id = \(tenantID)
+                  AND \(TenantStore.rulesVersion(tenant: "t")) = \(rules.version)
+                  AND \(TenantStore.termsAccepted(tenant: "t", user: "u")) AND \(TenantStore.emailVerified(tenant: "t", user: "u", tenantID: tenantID))
+                RETURNING \(Self.returnedColumns(authorName: authorName))
+                """)
+        }
+        return try rows.first.map { try Self.note(from: $0, viewer: authorID) }
+    }
+
+    /// A new note's columns after its tenant and author, in the insert's order.
+    private static func insertedValues(_ draft: NoteDraft, held: Bool) -> PostgresQuery {
+        """
+        \(draft.body), ST_SetSRID(ST_MakePoint(\(draft.lng), \(draft.lat)), 4326)::geography,
+        \(draft.visibility.rawValue), \(draft.placeID), \(held ? "pending" : nil)
+        """
     }
 
     /// `noteColumns` in a write's RETURNING, for a note by `authorName`. A write answers with

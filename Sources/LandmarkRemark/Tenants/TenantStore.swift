@@ -40,6 +40,11 @@ struct TenantStore: Sendable {
         /// False where the tenant requires a verified email and the user has none (and no
         /// identity whose provider vouches for them).
         var emailVerified = true
+        /// The tenant's row version the word list was read at; nil when the user was not found.
+        var rulesVersion: String? = nil
+
+        /// The word list, to keep for later creates: they apply it while the row is at this version.
+        var rules: WriteRules? { rulesVersion.map { WriteRules(filter: filter, version: $0) } }
 
         /// Whether `text` (of `field`) is held; throws when the terms, the email rule or the word list refuse it.
         func holds(_ text: String?, field: String) throws -> Bool {
@@ -51,15 +56,36 @@ struct TenantStore: Sendable {
 
     func writePolicy(tenantID: Int64, userID: Int64, on connection: some PostgresQuerying) async throws -> WritePolicy {
         let rows = try await connection.query("""
-            SELECT t.filter_action, t.filter_words, NOT t.terms_required OR u.terms_version IS NOT DISTINCT FROM t.terms_version,
-                   NOT t.email_verification_required OR u.email_verified_at IS NOT NULL
-                   OR EXISTS (SELECT FROM user_identities i WHERE i.tenant_id = \(tenantID) AND i.user_id = u.id)
+            SELECT t.filter_action, t.filter_words, \(Self.termsAccepted(tenant: "t", user: "u")),
+                   \(Self.emailVerified(tenant: "t", user: "u", tenantID: tenantID)), \(Self.rulesVersion(tenant: "t"))
             FROM tenants t, users u
             WHERE t.id = \(tenantID) AND u.tenant_id = \(tenantID) AND u.id = \(userID)
             """)
         guard let row = rows.first else { return WritePolicy(filter: .none, termsAccepted: true) }
         return WritePolicy(
-            filter: try Self.filter(from: row), termsAccepted: try row.decode(Bool.self, column: 2), emailVerified: try row.decode(Bool.self, column: 3))
+            filter: try Self.filter(from: row), termsAccepted: try row.decode(Bool.self, column: 2),
+            emailVerified: try row.decode(Bool.self, column: 3), rulesVersion: try row.decode(String.self, column: 4))
+    }
+
+    /// Whether the user (`user`, a row of users) accepted the terms where the tenant (`tenant`) requires them.
+    static func termsAccepted(tenant: StaticString, user: StaticString) -> PostgresQuery {
+        "(NOT \(unsafeSQL: tenant).terms_required OR \(unsafeSQL: user).terms_version IS NOT DISTINCT FROM \(unsafeSQL: tenant).terms_version)"
+    }
+
+    /// Whether the user has a verified email (or an identity whose provider vouches for them)
+    /// where the tenant requires one.
+    static func emailVerified(tenant: StaticString, user: StaticString, tenantID: Int64) -> PostgresQuery {
+        """
+        (NOT \(unsafeSQL: tenant).email_verification_required OR \(unsafeSQL: user).email_verified_at IS NOT NULL
+         OR EXISTS (SELECT FROM user_identities i WHERE i.tenant_id = \(tenantID) AND i.user_id = \(unsafeSQL: user).id))
+        """
+    }
+
+    /// The version of the tenant's row: its `xmin`, which every update of the row (a setting,
+    /// the word list, a rename) changes. A statement that finds the row at a version applies
+    /// what was read at it (`WriteRules`) as if it had read it itself.
+    static func rulesVersion(tenant: StaticString) -> PostgresQuery {
+        "\(unsafeSQL: tenant).xmin::text"
     }
 
     /// The tenant's public facts (`GET /v1/tenant`), its providers read as the tenant.
