@@ -281,6 +281,20 @@ import Testing
         }
     }
 
+    /// `LR_TOKEN_CACHE_ENTRIES=0`: every token looked up, and the service runs as before (its
+    /// poller waits idle: a service that returned would end the whole application).
+    @Test func withTheCacheOffEveryRequestLooksItsTokenUp() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp({ $0.accounts.tokenCacheEntries = 0 }) { client, _ in
+            let user = try await client.signup("uncached_u", tenant: tenant)
+            for _ in 0..<3 {
+                #expect(try await client.call(.get, "/v1/me", token: user.accessToken).status == .ok)
+            }
+            try await Self.psql("SELECT admin.end_user_sessions(\(tenant), 'uncached_u')")
+            #expect(try await client.call(.get, "/v1/me", token: user.accessToken).status == .unauthorized, "at once: nothing kept")
+        }
+    }
+
     @Test func aUsernameChangedWithPsqlReachesAnotherReplicasRequests() async throws {
         try await TestEnvironment.migrate()
         let configuration = try TestEnvironment.configuration()

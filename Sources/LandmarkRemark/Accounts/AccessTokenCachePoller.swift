@@ -13,7 +13,11 @@ struct AccessTokenCachePoller: Service {
     let logger: Logger
 
     func run() async throws {
-        guard cache.isEnabled else { return }
+        // A service that returns ends the whole group: with the cache off, it waits idle.
+        guard cache.isEnabled else {
+            try? await gracefulShutdown()
+            return
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.poll() }
             try? await gracefulShutdown()
