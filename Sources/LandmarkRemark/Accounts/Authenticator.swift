@@ -7,7 +7,8 @@ import Postgres
 ///
 /// The token names its tenant and is looked up there by its SHA-256 (`AccessTokenStore`); a
 /// legacy one, without a tenant part, through the SECURITY DEFINER function that finds it
-/// by hash alone. One looked up lately is known without a round trip (`AccessTokenCache`). `X-Tenant`, when sent, must name the token's tenant.
+/// by hash alone. One looked up lately is known without a round trip (`AccessTokenCache`).
+/// `X-Tenant`, when sent, must name the token's tenant.
 ///
 /// On the event stream only, a request without `Authorization` may carry a stream ticket
 /// instead (`?ticket=lr_st_…`, `StreamTicketService`): browsers' `EventSource` sends no headers.
