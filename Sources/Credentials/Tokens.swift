@@ -47,17 +47,22 @@ public enum Tokens {
         let head = rest.dropLast(randomLength)
         if head.isEmpty { return .legacy }
         guard head.last == UInt8(ascii: "_") else { return nil }
-        let digits = head.dropLast()
+        return canonicalPositive(head.dropLast()).map(TenantPart.tenant)
+    }
+
+    /// The value of `digits` if they are the canonical decimal of a positive `Int64`: no
+    /// sign, no leading zero, no overflow.
+    public static func canonicalPositive(_ digits: some Collection<UInt8>) -> Int64? {
         guard let first = digits.first, first != UInt8(ascii: "0") else { return nil }
-        var tenantID: Int64 = 0
+        var value: Int64 = 0
         for digit in digits {
             guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
-            let (shifted, overflow) = tenantID.multipliedReportingOverflow(by: 10)
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
             let (sum, carry) = shifted.addingReportingOverflow(Int64(digit - UInt8(ascii: "0")))
             guard !overflow, !carry else { return nil }
-            tenantID = sum
+            value = sum
         }
-        return .tenant(tenantID)
+        return value
     }
 
     private static func isBase64URL(_ byte: UInt8) -> Bool {

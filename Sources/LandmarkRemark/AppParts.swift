@@ -54,7 +54,9 @@ struct AppParts: Sendable {
         migrator = try configuration.migrator()
         let accounts = configuration.accounts
         tokenCache = AccessTokenCache(
-            settings: .init(capacity: accounts.tokenCacheEntries, pollInterval: accounts.tokenCachePollInterval, maxAge: accounts.tokenCacheMaxAge))
+            settings: .init(
+                capacity: accounts.tokenCacheEntries, pollInterval: accounts.tokenCachePollInterval, maxAge: accounts.tokenCacheMaxAge,
+                revocationMemory: .seconds(accounts.accessTokenLifetime + 300)))
         shares = FairShares(configuration: configuration)
         events = EventHub(
             pool: pool, perUser: configuration.events.streamsPerUser, perProcess: configuration.events.streamsPerProcess,
@@ -64,7 +66,8 @@ struct AppParts: Sendable {
         sessions = SessionStore(
             accessTokenLifetime: configuration.accounts.accessTokenLifetime,
             refreshTokenLifetime: configuration.accounts.refreshTokenLifetime,
-            refreshGraceSeconds: configuration.accounts.refreshGraceSeconds)
+            refreshGraceSeconds: configuration.accounts.refreshGraceSeconds,
+            signer: AccessTokenSigner(keys: accounts.accessTokenKeys ?? [Self.ephemeralKey(logger: logger)]))
         let dummy = try await hashingPool.hash(password: Tokens.randomToken(prefix: "dummy_"), parameters: configuration.accounts.scrypt)
         hashing = PasswordHashing(pool: hashingPool, parameters: configuration.accounts.scrypt, shares: shares, dummyHash: dummy)
         login = LoginService(
@@ -108,6 +111,15 @@ struct AppParts: Sendable {
                 "photo workers cannot run: uploads will fail with 503 (install libvips-tools and bubblewrap, or set LR_PHOTO_SANDBOX=limits-only where user namespaces are not allowed)",
                 metadata: ["error": "\(error)"])
         }
+    }
+}
+
+extension AppParts {
+    /// Without `LR_ACCESS_TOKEN_KEYS`, a key of this process alone (id 0, which no setting
+    /// uses): its tokens verify here, and every other replica looks them up.
+    static func ephemeralKey(logger: Logger) -> AccessTokenKey {
+        logger.notice("LR_ACCESS_TOKEN_KEYS is not set: access tokens are signed with a key of this process, and other replicas look them up")
+        return AccessTokenKey(id: 0, secret: Tokens.randomBytes(count: 32))
     }
 }
 

@@ -31,7 +31,9 @@ func buildApplication(
         configuration: .init(address: .hostname(configuration.server.host, port: configuration.server.port), serverName: nil),
         services: [
             parts.pool, HashingPoolService(pool: parts.hashingPool), PhotoWorkersService(workers: parts.photoWorkers), parts.events,
-            RetentionService(pool: parts.pool, interval: configuration.operations.retentionInterval, logger: logger),
+            RetentionService(
+                pool: parts.pool, interval: configuration.operations.retentionInterval, logger: logger,
+                accessTokenLifetime: configuration.accounts.accessTokenLifetime),
             NoteGridFolder(pool: parts.pool, interval: configuration.operations.gridFoldInterval, logger: logger),
             parts.mailSender, parts.resets,
             AccessTokenCachePoller(cache: parts.tokenCache, tokens: parts.tokens, pool: parts.pool, logger: logger),
@@ -68,7 +70,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     let accounts = AccountService(
         pool: parts.pool, tenants: parts.tenants, users: parts.users, sessions: parts.sessions, login: parts.login,
         hashing: parts.hashing, identities: parts.identities, mail: parts.accountMail, tokenCache: parts.tokenCache)
-    let authenticator = Authenticator(pool: parts.pool, tokens: parts.tokens, cache: parts.tokenCache)
+    let authenticator = Authenticator(pool: parts.pool, tokens: parts.tokens, signer: parts.sessions.signer, cache: parts.tokenCache)
     let recovery = RecoveryController(
         verification: EmailVerificationService(pool: parts.pool, users: parts.users, mail: parts.accountMail), resets: parts.resets,
         accounts: accounts, authenticator: authenticator, bodyLimit: limit)
@@ -122,7 +124,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     authenticated.addRoutes(photos.placeEndpoints, atPath: "places")
     authenticated.addRoutes(streamTickets.endpoints, atPath: "events/tickets")
     // The stream alone also opens with a stream ticket, for browsers' EventSource.
-    v1.group().add(middleware: Authenticator(pool: parts.pool, tokens: parts.tokens, cache: parts.tokenCache, streamTickets: tickets))
+    v1.group().add(middleware: Authenticator(pool: parts.pool, tokens: parts.tokens, signer: parts.sessions.signer, cache: parts.tokenCache, streamTickets: tickets))
         .add(middleware: FairShareMiddleware(shares: parts.shares))
         .addRoutes(events.endpoints, atPath: "events")
     authenticated.addRoutes(notes.endpoints, atPath: "notes")

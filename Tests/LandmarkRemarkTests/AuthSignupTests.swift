@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+@testable import LandmarkRemark
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct AuthSignupTests {
@@ -21,9 +22,11 @@ import Testing
             #expect(tokens.expiresIn == 3600)
             let access = tokens.accessToken
             let refresh = tokens.refreshToken
-            // Each names its tenant: `lr_at_<tenant id>_` and 43 random characters.
+            // Each names its tenant: the access token `lr_at_<tenant id>_`, signed claims and a tag;
+            // the refresh token `lr_rt_<tenant id>_` and 43 random characters.
             let tenantID = try await TestEnvironment.ownerScalar("SELECT id FROM tenants WHERE slug = \(tenant)", as: Int64.self)
-            #expect(access.hasPrefix("lr_at_\(tenantID)_") && access.count == "lr_at_\(tenantID)_".count + 43)
+            #expect(access.hasPrefix("lr_at_\(tenantID)_") && access.utf8.count <= AccessTokenSigner.maximumLength)
+            #expect(AccessTokenSigner(keys: [TestEnvironment.testSigningKey]).verify(access)?.username == "Alice.B-1")
             #expect(refresh.hasPrefix("lr_rt_\(tenantID)_") && refresh.count == "lr_rt_\(tenantID)_".count + 43)
             // The server keeps the tokens' SHA-256 only.
             let stored = try await TestEnvironment.ownerScalar(

@@ -149,8 +149,12 @@ import Testing
                 let tokens = try await Self.record(tenantID: tenantID) { connection in
                     let hash = Tokens.sha256(writer.accessToken)
                     _ = try await connection.query(AccessTokenStore.lookupStatement(tenantID: tenantID, hash: hash))
-                    let sessions = SessionStore(accessTokenLifetime: 900, refreshTokenLifetime: 86_400, refreshGraceSeconds: 10)
+                    let sessions = SessionStore(
+                        accessTokenLifetime: 900, refreshTokenLifetime: 86_400, refreshGraceSeconds: 10,
+                        signer: AccessTokenSigner(keys: [TestEnvironment.testSigningKey]))
                     _ = try await sessions.refresh(tenantID: tenantID, refreshToken: writer.refreshToken, on: connection)
+                    // The poll's reads of a tenant's epoch and revocations (migration 0046).
+                    _ = try await connection.query("SELECT epoch, user_id, session_id FROM auth_revocations WHERE tenant_id = \(tenantID) AND epoch > 0")
                 }
                 Self.expectRouted(tokens, to: port, "token lookup and refresh")
 

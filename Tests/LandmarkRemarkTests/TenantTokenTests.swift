@@ -17,12 +17,14 @@ import Testing
             let refreshed = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": account.refreshToken], tenant: slug)
                 .decode(API.TokenResponse.self)
             let ticket = try await client.call(.post, "/v1/events/tickets", token: account.accessToken).decode(API.StreamTicket.self)
-            for (token, prefix) in [
-                (account.accessToken, "lr_at_"), (account.refreshToken, "lr_rt_"),
-                (refreshed.accessToken, "lr_at_"), (refreshed.refreshToken, "lr_rt_"), (ticket.ticket, "lr_st_"),
-            ] {
+            for (token, prefix) in [(account.refreshToken, "lr_rt_"), (refreshed.refreshToken, "lr_rt_"), (ticket.ticket, "lr_st_")] {
                 #expect(token.hasPrefix("\(prefix)\(tenantID)_") && token.count == "\(prefix)\(tenantID)_".count + 43, "\(token)")
                 #expect(Tokens.tenantPart(of: token, prefix: prefix) == .tenant(tenantID))
+            }
+            // Access tokens are signed (SignedAccessTokenTests), and name their tenant the same way.
+            for token in [account.accessToken, refreshed.accessToken] {
+                #expect(token.hasPrefix("lr_at_\(tenantID)_"), "\(token)")
+                #expect(AccessTokenSigner.tenantID(of: token) == tenantID)
             }
         }
     }
@@ -80,7 +82,7 @@ import Testing
             let refreshed = try await client.call(.post, "/v1/auth/refresh", json: ["refresh_token": legacy], tenant: a)
             #expect(refreshed.status == .ok)
             let tokens = try refreshed.decode(API.TokenResponse.self)
-            #expect(Tokens.tenantPart(of: tokens.accessToken, prefix: "lr_at_") == .tenant(idA))
+            #expect(AccessTokenSigner.tenantID(of: tokens.accessToken) == idA)
             #expect(Tokens.tenantPart(of: tokens.refreshToken, prefix: "lr_rt_") == .tenant(idA))
             #expect(try await client.call(.get, "/v1/me", token: tokens.accessToken).status == .ok)
         }

@@ -2,8 +2,9 @@ import Logging
 import Postgres
 import ServiceLifecycle
 
-/// Reads, every `pollInterval`, the revocation epochs and states of the tenants whose tokens
-/// `AccessTokenCache` keeps, and hands them to it. A poll that fails confirms nothing: the
+/// Reads, every `pollInterval`, the revocation epochs and states of the tenants
+/// `AccessTokenCache` follows, and the revocations above the epochs it knew, and hands them
+/// to it. A poll that fails confirms nothing: the
 /// cache's entries age past `maxAge` and requests go back to the database until polls answer
 /// again.
 struct AccessTokenCachePoller: Service {
@@ -29,10 +30,17 @@ struct AccessTokenCachePoller: Service {
         var failing = false
         while !Task.isCancelled {
             let started = cache.now()
-            let asked = cache.tenantsKept()
+            let followed = cache.tenantsFollowed()
+            let asked = followed.map(\.tenantID)
             do {
                 let read = asked.isEmpty ? [:] : try await tokens.tenantStates(asked, on: pool, logger: logger)
-                cache.observe(read, asked: asked, started: started)
+                // Only a tenant whose epoch rose (or one not read yet) has revocations to read.
+                var revocations = [Int64: [AccessTokenCache.Revocation]]()
+                for (tenantID, known) in followed {
+                    guard let current = read[tenantID], current.epoch > (known ?? 0) else { continue }
+                    revocations[tenantID] = try await tokens.revocations(tenantID: tenantID, after: known, on: pool, logger: logger)
+                }
+                cache.observe(read, revocations: revocations, asked: asked, started: started)
                 if failing { logger.notice("reading the tenants' revocation epochs works again") }
                 failing = false
             } catch {

@@ -7,13 +7,16 @@ import Postgres
 /// connection (or pool) it is given. `SessionStore` issues the tokens.
 struct AccessTokenStore: Sendable, LiveTokenCheck {
     /// Who holds `token`, if it is a live access token: not expired, session not revoked,
-    /// user and tenant not disabled. A token names its tenant (`lr_at_<tenant>_…`), so it is
+    /// user and tenant not disabled. A token, signed or opaque, names its tenant
+    /// (`lr_at_<tenant>_…`), so it is
     /// looked up in that tenant alone, with what `AccessTokenCache` needs to keep it; one of
     /// the legacy form (issued before, and alive for at most a refresh token's lifetime) goes
     /// through the SECURITY DEFINER function that finds it by hash alone (migrations 0002,
     /// 0013), and is not kept.
     func lookUp(accessToken token: String, hash: [UInt8], on pool: PostgresPool, logger: Logger) async throws -> Lookup? {
-        switch Tokens.tenantPart(of: token, prefix: SessionStore.accessTokenPrefix) {
+        let part = AccessTokenSigner.tenantID(of: token).map(Tokens.TenantPart.tenant)
+            ?? Tokens.tenantPart(of: token, prefix: SessionStore.accessTokenPrefix)
+        switch part {
         case .tenant(let tenantID):
             let rows = try await pool.query(Self.lookupStatement(tenantID: tenantID, hash: hash), tenant: tenantID, logger: logger)
             return try Self.lookup(rows, tenantID: tenantID, hash: hash)
@@ -107,5 +110,19 @@ struct AccessTokenStore: Sendable, LiveTokenCheck {
             states[tenantID] = .init(epoch: epochOf[tenantID] ?? 0, slug: slug, disabled: disabled)
         }
         return states
+    }
+
+    /// The revocations of `tenantID` above `epoch` (all those retained when nil): what a
+    /// replica's poll reads once it saw the tenant's epoch rise (migration 0046).
+    func revocations(tenantID: Int64, after epoch: Int64?, on pool: PostgresPool, logger: Logger) async throws -> [AccessTokenCache.Revocation] {
+        let rows = try await pool.query(
+            """
+            SELECT epoch, user_id, session_id FROM auth_revocations
+            WHERE tenant_id = \(tenantID) AND epoch > \(epoch ?? 0)
+            """, logger: logger)
+        return try rows.map { row in
+            let (epoch, userID, sessionID) = try row.decode((Int64, Int64?, Int64?).self)
+            return AccessTokenCache.Revocation(epoch: epoch, userID: userID, sessionID: sessionID)
+        }
     }
 }

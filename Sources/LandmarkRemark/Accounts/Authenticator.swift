@@ -5,10 +5,13 @@ import Postgres
 
 /// Resolves `Authorization: Bearer lr_at_…` into an `Identity`, or answers `401`.
 ///
-/// The token names its tenant and is looked up there by its SHA-256 (`AccessTokenStore`); a
-/// legacy one, without a tenant part, through the SECURITY DEFINER function that finds it
-/// by hash alone. One looked up lately is known without a round trip (`AccessTokenCache`).
-/// `X-Tenant`, when sent, must name the token's tenant.
+/// A signed token one of the keys verifies is trusted without a round trip while
+/// `AccessTokenCache` knows no revocation of its session newer than it; an opaque one looked
+/// up lately is known the same way. Any other token is looked up: in the tenant it names, by
+/// its SHA-256 (`AccessTokenStore`), or, a legacy one without a tenant part, through the
+/// SECURITY DEFINER function that finds it by hash alone. So a token a replica cannot verify
+/// (an unknown key, a revocation to check) costs a lookup, never a refusal the database
+/// would not make. `X-Tenant`, when sent, must name the token's tenant.
 ///
 /// On the event stream only, a request without `Authorization` may carry a stream ticket
 /// instead (`?ticket=lr_st_…`, `StreamTicketService`): browsers' `EventSource` sends no headers.
@@ -16,6 +19,7 @@ struct Authenticator: RouterMiddleware {
     typealias Context = AppRequestContext
     let pool: PostgresPool
     let tokens: AccessTokenStore
+    let signer: AccessTokenSigner
     /// The tokens this replica looked up lately.
     let cache: AccessTokenCache
     /// On the event stream only: the tickets a request may carry instead of a token.
@@ -44,6 +48,7 @@ struct Authenticator: RouterMiddleware {
     /// The token's holder: kept by this replica, or looked up (and then kept).
     private func identity(accessToken token: String, logger: Logger) async throws -> Identity? {
         let hash = Tokens.sha256(token)
+        if let claims = signer.verify(token), let trusted = cache.identity(signed: claims, accessTokenHash: hash) { return trusted }
         if let kept = cache.identity(accessTokenHash: hash) { return kept }
         let started = cache.now()
         guard let found = try await tokens.lookUp(accessToken: token, hash: hash, on: pool, logger: logger) else { return nil }
@@ -64,7 +69,7 @@ struct Authenticator: RouterMiddleware {
         guard let header = request.headers[.authorization] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer", parts[1].hasPrefix(SessionStore.accessTokenPrefix),
-            parts[1].utf8.count <= 128
+            parts[1].utf8.count <= AccessTokenSigner.maximumLength
         else {
             return nil
         }

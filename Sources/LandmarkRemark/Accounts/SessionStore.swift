@@ -16,6 +16,8 @@ struct SessionStore: Sendable {
     let accessTokenLifetime: Int
     let refreshTokenLifetime: Int
     let refreshGraceSeconds: Int
+    /// Signs the access tokens issued, so that replicas verify them without the database.
+    let signer: AccessTokenSigner
 
     /// What presenting a refresh token led to. Reuse is an outcome, not a throw,
     /// because the session's revocation must commit before the client hears `401`.
@@ -92,7 +94,8 @@ struct SessionStore: Sendable {
     }
 
     private func issue(tenantID: Int64, sessionID: Int64, on connection: some PostgresQuerying) async throws -> IssuedTokens {
-        let access = Tokens.tenantToken(prefix: Self.accessTokenPrefix, tenantID: tenantID)
+        let access = try await signedAccessToken(tenantID: tenantID, sessionID: sessionID, on: connection)
+            ?? Tokens.tenantToken(prefix: Self.accessTokenPrefix, tenantID: tenantID)
         let refresh = Tokens.tenantToken(prefix: Self.refreshTokenPrefix, tenantID: tenantID)
         try await connection.query("""
             INSERT INTO session_tokens (tenant_id, token_hash, session_id, kind, expires_at) VALUES
@@ -100,6 +103,26 @@ struct SessionStore: Sendable {
                 (\(tenantID), \(Self.hash(refresh)), \(sessionID), 'refresh', now() + make_interval(secs => \(refreshTokenLifetime)))
             """)
         return IssuedTokens(accessToken: access, refreshToken: refresh, expiresIn: accessTokenLifetime)
+    }
+
+    /// A signed access token for the session, carrying the tenant's revocation epoch read in
+    /// the same snapshot as the checks that the session is live and its user enabled: a
+    /// revocation committed before that snapshot fails the checks here, and one committed
+    /// after has a higher epoch, so every replica looks the token up once it has read it.
+    /// Nil (an opaque token, which the lookup judges) when the checks fail, as a concurrent
+    /// revocation would make them, or the username is too long to carry. Its expiry is the
+    /// database's `now()`, the transaction's, as the stored row's.
+    private func signedAccessToken(tenantID: Int64, sessionID: Int64, on connection: some PostgresQuerying) async throws -> String? {
+        let rows = try await connection.query("""
+            SELECT u.id, u.username, coalesce((SELECT e.epoch FROM auth_epochs e WHERE e.tenant_id = \(tenantID)), 0),
+                   floor(extract(epoch FROM now()))::bigint + \(accessTokenLifetime)
+            FROM sessions s JOIN users u ON u.tenant_id = \(tenantID) AND u.id = s.user_id
+            WHERE s.tenant_id = \(tenantID) AND s.id = \(sessionID) AND s.revoked_at IS NULL AND u.disabled_at IS NULL
+            """)
+        guard let row = rows.first else { return nil }
+        let (userID, username, epoch, expires) = try row.decode((Int64, String, Int64, Int64).self)
+        return signer.mint(
+            .init(tenantID: tenantID, userID: userID, sessionID: sessionID, expires: expires, epoch: epoch, username: username))
     }
 
     static func hash(_ token: String) -> PostgresBytes {

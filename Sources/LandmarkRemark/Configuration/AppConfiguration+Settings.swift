@@ -70,6 +70,15 @@ extension AppConfiguration {
             ]),
             SettingGroup(title: "Accounts", settings: [
                 .integer("LR_ACCESS_TOKEN_TTL_SECONDS", \.accounts.accessTokenLifetime, 1...(7 * 86400), help: "How long an access token lives."),
+                Setting("LR_ACCESS_TOKEN_KEYS", allowed: "id:key, comma-separated", example: "", help: """
+                    Keys that sign access tokens, so that every replica verifies them without the database: \
+                    `id:key` pairs, an id from 1 to 255 and 32 random bytes in base64 (openssl rand -base64 32). \
+                    The first signs, all verify. To rotate, put a new key first and keep the old one second \
+                    for an access token's lifetime. Unset: each replica signs with a key of its own, and the \
+                    others look its tokens up.
+                    """) { text, configuration in
+                    configuration.accounts.accessTokenKeys = try AccessTokenKey.list(text)
+                },
                 .integer("LR_REFRESH_TOKEN_TTL_SECONDS", \.accounts.refreshTokenLifetime, 60...(365 * 86400), help: """
                     How long a session lasts unused (each refresh renews it).
                     """),
@@ -121,10 +130,7 @@ extension AppConfiguration {
                     (Apple tokens cannot be revoked when an account is deleted) and no mail is sent. Keep it \
                     with your secrets: losing it voids those tokens and the codes and messages in flight.
                     """) { text, configuration in
-                    // Standard base64 (what `openssl rand -base64 32` prints) or base64url.
-                    let urlSafe = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                        .replacingOccurrences(of: "=", with: "")
-                    guard let bytes = Base64URL.decode(urlSafe), bytes.count == 32 else {
+                    guard let bytes = Setting.base64(text), bytes.count == 32 else {
                         throw ConfigurationError(variable: "LR_DATA_KEY", message: "must be 32 random bytes in base64 (openssl rand -base64 32)")
                     }
                     configuration.identity.dataKey = bytes

@@ -80,6 +80,9 @@ public struct AccountSettings: Sendable {
     /// Rows per statement (and per write) of `GET /v1/me/export`: what it holds in memory at once.
     public var exportPageSize = 500
     public var accessTokenLifetime = 3600
+    /// `LR_ACCESS_TOKEN_KEYS`: the first signs access tokens, all verify. Nil: a key of the
+    /// process alone.
+    public var accessTokenKeys: [AccessTokenKey]? = nil
     public var refreshTokenLifetime = 30 * 24 * 3600
     /// A retired refresh token presented again within this many seconds gets a fresh pair.
     public var refreshGraceSeconds = 10

@@ -1,3 +1,6 @@
+import Credentials
+import Foundation
+
 /// One `LR_*` environment variable, declared once: its name, what it means, what values it
 /// takes, and how it is read into `AppConfiguration`. The reader (`AppConfiguration.init(environment:)`),
 /// `.env.example` and the operations guide's table (`landmark-remark settings`) all come from
@@ -29,6 +32,14 @@ struct Setting {
             throw ConfigurationError(variable: name, message: "must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
         }
         return number
+    }
+
+    /// The bytes of standard base64 (what `openssl rand -base64 32` prints) or base64url,
+    /// padded or not.
+    static func base64(_ text: some StringProtocol) -> [UInt8]? {
+        let urlSafe = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        return Base64URL.decode(urlSafe)
     }
 
     /// A whole number in `range`.

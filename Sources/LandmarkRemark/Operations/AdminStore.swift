@@ -98,6 +98,12 @@ struct AdminStore: Sendable {
         return try (0..<5).map { try row.decode(Int.self, column: $0) }
     }
 
+    /// One batch of `purge_auth_revocations` (migration 0046): revocations older than the
+    /// access tokens' lifetime and an hour.
+    func purgeAuthRevocations(keepingSeconds: Int, batch: Int) async throws -> Int {
+        try await pool.query("SELECT purge_auth_revocations(\(keepingSeconds), \(batch))")[0].decode(Int.self, column: 0)
+    }
+
     /// One batch of `purge_sign_in_records` (migrations 0011, 0012): spent ID tokens, guest
     /// counts, then stream tickets.
     func purgeSignInRecords(batch: Int) async throws -> [Int] {

@@ -6,7 +6,8 @@ import ServiceLifecycle
 /// login counts, old known addresses and idempotency keys (`purge_expired()`, migration
 /// 0010, which names each horizon), and events older than 24 hours (tenant by tenant,
 /// `purge_tenant_events()`, migration 0018); and lifts suspensions that have run out
-/// (`lift_ended_suspensions()`, migration 0025), so a suspension ends within an interval.
+/// (`lift_ended_suspensions()`, migration 0025), so a suspension ends within an interval;
+/// and revocations no live access token can concern (`purge_auth_revocations()`, 0046).
 ///
 /// Every replica runs one; a purge is idempotent, so several at once only share the work.
 /// The first runs at a random point of the first interval, so replicas started together
@@ -16,6 +17,8 @@ struct RetentionService: Service {
     /// Zero: never (an operator runs `admin.purge_expired()` instead).
     let interval: Duration
     let logger: Logger
+    /// Revocations are kept this long and an hour more (`purge_auth_revocations`, migration 0046).
+    var accessTokenLifetime = 3600
     /// Rows per table per transaction.
     static let batch = 10_000
 
@@ -30,12 +33,13 @@ struct RetentionService: Service {
         var guestSignups = 0
         var streamTickets = 0
         var events = 0
+        var authRevocations = 0
         /// Not rows removed: suspended accounts enabled again, their suspension over.
         var suspensionsLifted = 0
 
         var total: Int {
             sessions + sessionTokens + loginFailures + loginAddresses + idempotencyKeys + idTokenUses + guestSignups
-                + streamTickets + events + suspensionsLifted
+                + streamTickets + events + authRevocations + suspensionsLifted
         }
     }
 
@@ -76,7 +80,9 @@ struct RetentionService: Service {
             purged.idTokenUses += signIn[0]
             purged.guestSignups += signIn[1]
             purged.streamTickets += signIn[2]
-            if (counts + signIn).max() ?? 0 < Self.batch { break }
+            let revocations = try await store.purgeAuthRevocations(keepingSeconds: accessTokenLifetime, batch: Self.batch)
+            purged.authRevocations += revocations
+            if (counts + signIn + [revocations]).max() ?? 0 < Self.batch { break }
             try Task.checkCancellation()
         }
         purged.events = try await store.purgeEvents()

@@ -24,6 +24,8 @@ enum TestEnvironment {
     static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    static let testSigningKey = AccessTokenKey(id: 1, secret: Array(repeating: 7, count: 32))
+
     /// Settings for tests: the real database, cheap scrypt so the suite stays fast.
     static func configuration(_ adjust: (inout AppConfiguration) -> Void = { _ in }) throws -> AppConfiguration {
         var configuration = AppConfiguration()
@@ -54,6 +56,9 @@ enum TestEnvironment {
         // No mail sender polling the shared database beside every suite: the mail suites
         // (MailTestRig) turn it on, or drive one of their own.
         configuration.mail.senderEnabled = false
+        // One signing key for every service a test starts, as replicas share
+        // LR_ACCESS_TOKEN_KEYS: a token one signed, another verifies.
+        configuration.accounts.accessTokenKeys = [testSigningKey]
         adjust(&configuration)
         return configuration
     }
