@@ -11,28 +11,19 @@
 \set max_lng :clng + 0.045 * :k
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
-\set id random(1, 100000)
+\set id random(1, 1000000)
 BEGIN;
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
 SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
-SELECT t.slug, u.id, u.username, s.id
-	FROM session_tokens tok
-	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
-	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
-	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xf936b1a6b80d2cd1e8ee72ea5ba8dd80795d95734f4eb302fb196166404a176a'
-	  AND tok.kind = 'access'
-	  AND tok.expires_at > now()
-	  AND s.revoked_at IS NULL
-	  AND u.disabled_at IS NULL
-	  AND t.disabled_at IS NULL;
-COMMIT;
-BEGIN;
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
-SET LOCAL "app.tenant_id" TO '1';
+SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
 \endpipeline
 SELECT sum(sum_lat7)::float8 / sum(count) / 1e7, sum(sum_lng7)::float8 / sum(count) / 1e7, sum(count)::int8,
 	       CASE WHEN sum(count) = 1 THEN sum(sum_id)::int8 END
@@ -89,3 +80,23 @@ SELECT sum(sum_lat7)::float8 / sum(count) / 1e7, sum(sum_lng7)::float8 / sum(cou
 	HAVING sum(count) > 0
 	ORDER BY sum(count) DESC, CASE WHEN sum(count) = 1 THEN sum(sum_id) END, x, y;
 COMMIT;
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT note_grid_tenants_to_fold();
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
+\endpipeline

@@ -11,18 +11,20 @@
 \set max_lng :clng + 0.045 * :k
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
-\set id random(1, 100000)
+\set id random(1, 1000000)
 BEGIN;
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
 SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
-SELECT t.slug, u.id, u.username, s.id
+SELECT t.slug, u.id, u.username, s.id,
+	    coalesce((SELECT e.epoch FROM auth_epochs e WHERE e.tenant_id = (1)), 0),
+	    extract(epoch FROM tok.expires_at - now())::float8
 	FROM session_tokens tok
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xf936b1a6b80d2cd1e8ee72ea5ba8dd80795d95734f4eb302fb196166404a176a'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xdb867fbcddc1ca5c1d61d01669984795e1fd0cc6409a839589a1f1236962f001'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
@@ -88,3 +90,31 @@ WITH sphere_nearest AS (
 	JOIN tenant_users u ON u.tenant_id = (1) AND u.id = n.user_id
 	ORDER BY n.distance, n.id;
 COMMIT;
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT note_grid_tenants_to_fold();
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
+\endpipeline
