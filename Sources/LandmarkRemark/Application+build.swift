@@ -79,7 +79,7 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
         signIns: SignInService(accounts: accounts, guestsPerAddressPerHour: configuration.identity.guestsPerAddressPerHour), bodyLimit: limit)
     let users = UsersController(accounts: accounts, export: AccountExport(pool: parts.pool, pageSize: configuration.accounts.exportPageSize), bodyLimit: limit)
     let notes = NotesController(notes: NoteService(pool: parts.pool, notes: parts.notes, creates: IdempotentCreates(pool: parts.pool), writeRules: parts.writeRules), bodyLimit: limit)
-    let places = PlacesController(places: PlaceService(pool: parts.pool, places: parts.places), bodyLimit: limit)
+    let places = PlacesController(places: PlaceService(pool: parts.pool, places: parts.places, writeRules: parts.writeRules), bodyLimit: limit)
     let tickets = StreamTicketService(pool: parts.pool, lifetime: configuration.events.ticketLifetime, tokens: parts.tokens)
     let events = EventsController(
         pool: parts.pool, hub: parts.events, log: EventLog(notes: parts.notes, places: parts.places, tokens: parts.tokens),

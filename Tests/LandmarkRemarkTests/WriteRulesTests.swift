@@ -97,4 +97,66 @@ import Testing
             #expect(count == 1)
         }
     }
+
+    /// A place's create keeps and applies the same rules, and answers from its insert: the same
+    /// place a read of it returns.
+    @Test func aPlacesCreateAppliesKeptRulesAndAnswersWhatAReadReturns() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await ContentFilterTests.setFilter(tenant, words: "scam")
+        try await withAppParts { client, parts in
+            let id = try await Self.tenantID(tenant)
+            let user = try await client.signup("rules_p", tenant: tenant)
+            func create(_ name: String) async throws -> APIResponse {
+                try await client.call(.post, "/v1/places", json: ["name": name, "lat": -33.86, "lng": 151.21], token: user.accessToken)
+            }
+            #expect(parts.writeRules.rules(tenantID: id) == nil)
+            for name in ["The first place", "The second place"] {
+                let created = try await create(name)
+                #expect(created.status == .created, "\(created.body)")
+                #expect(parts.writeRules.rules(tenantID: id) != nil, "kept after \(name)")
+                let place = try created.decode(API.Place.self)
+                let read = try await client.call(.get, "/v1/places/\(place.id)", token: user.accessToken)
+                #expect(created.jsonValue == read.jsonValue, "the create's answer is the place as read")
+                #expect(place.createdBy?.username == "rules_p" && place.noteCount == 0 && place.name == name)
+            }
+            #expect(try await create("a scam place").code == "content_refused")
+            try await ContentFilterTests.setFilter(tenant, words: "scam,swindle")
+            #expect(try await create("a swindle place").code == "content_refused")
+            try await Self.setting(tenant, "terms_version", "v1")
+            try await Self.setting(tenant, "terms_required", "true")
+            #expect(try await create("under the terms").code == "terms_not_accepted")
+            let count = try await TestEnvironment.ownerScalar("SELECT count(*) FROM places WHERE tenant_id = \(id)", as: Int64.self)
+            #expect(count == 2, "nothing refused was saved")
+        }
+    }
+
+    /// An edit applies the kept rules too, and any change to them counts for the very next edit.
+    @Test func anEditAppliesKeptRulesAsACreateDoes() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await ContentFilterTests.setFilter(tenant, words: "scam")
+        try await withAppParts { client, parts in
+            let id = try await Self.tenantID(tenant)
+            let user = try await client.signup("rules_e", tenant: tenant)
+            let note = try await Self.create(client, user, "the first words").decode(API.Note.self)
+            #expect(parts.writeRules.rules(tenantID: id) != nil)
+            func edit(_ body: String) async throws -> APIResponse {
+                try await client.call(.patch, "/v1/notes/\(note.id)", json: ["body": body], token: user.accessToken)
+            }
+            let edited = try await edit("the second words")
+            #expect(edited.status == .ok, "\(edited.body)")
+            let read = try await client.call(.get, "/v1/notes/\(note.id)", token: user.accessToken)
+            #expect(edited.jsonValue == read.jsonValue && edited.headers[.eTag] == read.headers[.eTag])
+            #expect(try await edit("a scam").code == "content_refused")
+            try await ContentFilterTests.setFilter(tenant, words: "scam,swindle")
+            #expect(try await edit("a swindle").code == "content_refused", "a word added counts at once")
+            try await Self.setting(tenant, "terms_version", "v1")
+            try await Self.setting(tenant, "terms_required", "true")
+            #expect(try await edit("under the terms").code == "terms_not_accepted")
+            try await Self.setting(tenant, "terms_required", "false")
+            let visibility = try await client.call(.patch, "/v1/notes/\(note.id)", json: ["visibility": "private"], token: user.accessToken)
+            #expect(visibility.status == .ok)
+            let body = try await TestEnvironment.ownerScalar("SELECT body || ' ' || visibility FROM notes WHERE tenant_id = \(id)", as: String.self)
+            #expect(body == "the second words private", "nothing refused was saved")
+        }
+    }
 }

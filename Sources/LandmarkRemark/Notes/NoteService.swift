@@ -54,12 +54,33 @@ struct NoteService: Sendable {
     private struct RulesOutOfDate: Error {}
 
     /// Changes body, visibility or place; only the author, and only if `ifMatch` (when sent) is current.
+    ///
+    /// With the tenant's word list kept, two round trips: the lock (with `BEGIN` and the
+    /// settings), then the update that checks the rest of the policy itself with `COMMIT`.
+    /// When that update finds the policy changed or refusing, all of it runs again with the
+    /// policy read first, as a create's does.
     func update(_ id: Int64, with patch: NotePatch, by identity: Identity, ifMatch: String?, logger: Logger) async throws -> NoteResponse {
-        try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+        let tenantID = identity.tenantID
+        if !patch.isEmpty, let rules = writeRules.rules(tenantID: tenantID), let held = try? rules.filter.holds(patch.body, field: "body") {
+            do {
+                return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+                    _ = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
+                    guard let note = try await notes.update(
+                        tenantID: tenantID, id: id, patch: patch, held: held, viewerID: identity.userID, authorName: identity.username,
+                        rules: rules, on: connection.committing)
+                    else { throw RulesOutOfDate() }
+                    return NoteResponse(note)
+                }
+            } catch is RulesOutOfDate {
+                writeRules.forget(tenantID: tenantID)
+            }
+        }
+        return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
             let current = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
             if patch.isEmpty { return NoteResponse(current) }
-            let held = try await tenants.writePolicy(tenantID: identity.tenantID, userID: identity.userID, on: connection)
-                .holds(patch.body, field: "body")
+            let policy = try await tenants.writePolicy(tenantID: tenantID, userID: identity.userID, on: connection)
+            if let rules = policy.rules { writeRules.keep(rules, tenantID: tenantID) }
+            let held = try policy.holds(patch.body, field: "body")
             return NoteResponse(
                 try await notes.update(
                     tenantID: identity.tenantID, id: id, patch: patch, held: held, viewerID: identity.userID, authorName: identity.username,

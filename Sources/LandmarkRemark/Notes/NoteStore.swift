@@ -114,8 +114,7 @@ struct NoteStore: Sendable {
                 SELECT u.tenant_id, u.id, \(Self.insertedValues(draft, held: held))
                 FROM users u, tenants t
                 WHERE u.tenant_id = \(tenantID) AND u.id = \(authorID) AND t.id = \(tenantID)
-                  AND \(TenantStore.rulesVersion(tenant: "t")) = \(rules.version)
-                  AND \(TenantStore.termsAccepted(tenant: "t", user: "u")) AND \(TenantStore.emailVerified(tenant: "t", user: "u", tenantID: tenantID))
+                  AND \(TenantStore.keptRulesHold(rules, tenantID: tenantID))
                 RETURNING \(Self.returnedColumns(authorName: authorName))
                 """)
         }
@@ -147,6 +146,32 @@ struct NoteStore: Sendable {
         tenantID: Int64, id: Int64, patch: NotePatch, held: Bool = false, viewerID: Int64, authorName: String,
         on connection: some PostgresQuerying
     ) async throws -> Note {
+        guard let note = try await update(tenantID: tenantID, id: id, patch: patch, held: held, viewerID: viewerID, authorName: authorName,
+            guard: "true", on: connection)
+        else { throw NoteError.notFound }
+        return note
+    }
+
+    /// The same under `rules` kept from an earlier read, as `create(…, rules:…)`: only if its
+    /// own statement finds the tenant's row at the rules' version and the author's terms and
+    /// email as the tenant requires; nil when it did not.
+    func update(
+        tenantID: Int64, id: Int64, patch: NotePatch, held: Bool, viewerID: Int64, authorName: String, rules: WriteRules,
+        on connection: some PostgresQuerying
+    ) async throws -> Note? {
+        try await update(
+            tenantID: tenantID, id: id, patch: patch, held: held, viewerID: viewerID, authorName: authorName,
+            guard: """
+                EXISTS (SELECT FROM users u, tenants t WHERE u.tenant_id = \(tenantID) AND u.id = \(viewerID) AND t.id = \(tenantID)
+                        AND \(TenantStore.keptRulesHold(rules, tenantID: tenantID)))
+                """,
+            on: connection)
+    }
+
+    private func update(
+        tenantID: Int64, id: Int64, patch: NotePatch, held: Bool, viewerID: Int64, authorName: String, guard condition: PostgresQuery,
+        on connection: some PostgresQuerying
+    ) async throws -> Note? {
         let placeChanges = patch.placeID != nil
         let rows = try await mappingPlaceError {
             try await connection.query("""
@@ -158,12 +183,11 @@ struct NoteStore: Sendable {
                     -- Later than before, always (an ETag changes with every edit), and no
                     -- volatile function, which Citus refuses in an UPDATE.
                     updated_at = greatest(now(), seconds_after(updated_at, 0.000001))
-                WHERE tenant_id = \(tenantID) AND id = \(id)
+                WHERE tenant_id = \(tenantID) AND id = \(id) AND \(condition)
                 RETURNING \(Self.returnedColumns(authorName: authorName))
                 """)
         }
-        guard let row = rows.first else { throw NoteError.notFound }
-        return try Self.note(from: row, viewer: viewerID)
+        return try rows.first.map { try Self.note(from: $0, viewer: viewerID) }
     }
 
     /// Whether `username` names an active user `Audience` does not hide, ignoring case:

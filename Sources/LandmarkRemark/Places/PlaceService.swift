@@ -8,14 +8,30 @@ struct PlaceService: Sendable {
     let places: PlaceStore
     /// The tenant's terms and word list (`TenantStore.WritePolicy`), read in each write's transaction.
     let tenants = TenantStore()
+    /// The word lists a create may apply without reading them first (shared with the notes).
+    let writeRules: WriteRulesCache
 
+    /// Adds a custom place. As a note's create (`NoteService.create`): with the tenant's word
+    /// list kept, one round trip (`BEGIN`, the settings, an insert that checks the rest of the
+    /// policy itself, `COMMIT`); when that insert finds the policy changed or refusing, or
+    /// nothing is kept, the policy is read first, in the insert's transaction, and kept.
     func create(_ draft: PlaceDraft, by identity: Identity, logger: Logger) async throws -> Place {
-        try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
-            let held = try await tenants.writePolicy(tenantID: identity.tenantID, userID: identity.userID, on: connection)
-                .holds(draft.name, field: "name")
+        let (tenantID, userID) = (identity.tenantID, identity.userID)
+        if let rules = writeRules.rules(tenantID: tenantID), let held = try? rules.filter.holds(draft.name, field: "name") {
+            let created = try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+                try await places.create(
+                    tenantID: tenantID, creatorID: userID, creatorName: identity.username, name: draft.name, lat: draft.lat, lng: draft.lng,
+                    held: held, rules: rules, on: connection.committing)
+            }
+            if let created { return created }
+            writeRules.forget(tenantID: tenantID)
+        }
+        return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+            let policy = try await tenants.writePolicy(tenantID: tenantID, userID: userID, on: connection)
+            if let rules = policy.rules { writeRules.keep(rules, tenantID: tenantID) }
             return try await places.create(
-                tenantID: identity.tenantID, creatorID: identity.userID, name: draft.name, lat: draft.lat, lng: draft.lng, held: held,
-                on: connection)
+                tenantID: tenantID, creatorID: userID, creatorName: identity.username, name: draft.name, lat: draft.lat, lng: draft.lng,
+                held: try policy.holds(draft.name, field: "name"), on: connection.committing)
         }
     }
 

@@ -39,22 +39,50 @@ struct PlaceStore: Sendable {
             moderation: moderation, photos: photos)
     }
 
-    /// Adds a custom place, `held` for a moderator when the tenant's word list says so.
+    /// Adds a custom place, `held` for a moderator when the tenant's word list says so, and
+    /// answers it from the insert itself: no note is at it yet, and its creator is the caller.
     func create(
-        tenantID: Int64, creatorID: Int64, name: String, lat: Double, lng: Double, held: Bool = false, on connection: PostgresConnection
+        tenantID: Int64, creatorID: Int64, creatorName: String, name: String, lat: Double, lng: Double, held: Bool = false,
+        on connection: some PostgresQuerying
     ) async throws -> Place {
         let rows = try await connection.query("""
-            INSERT INTO places (tenant_id, name, location, kind, created_by, moderation)
-            VALUES (\(tenantID), \(name), ST_SetSRID(ST_MakePoint(\(lng), \(lat)), 4326)::geography, 'custom', \(creatorID),
-                    \(held ? "pending" : nil))
-            RETURNING id
+            INSERT INTO places (tenant_id, created_by, name, location, kind, moderation)
+            VALUES (\(tenantID), \(creatorID), \(Self.insertedValues(name: name, lat: lat, lng: lng, held: held)))
+            RETURNING \(Self.returnedColumns(creatorName: creatorName))
             """)
-        let id = try rows[0].decode(Int64.self, column: 0)
-        // The row was inserted in this transaction, so it is there to read.
-        guard let place = try await find(tenantID: tenantID, id: id, viewer: creatorID, on: connection) else {
-            throw PlaceError.notFound
-        }
-        return place
+        return try Self.place(from: rows[0])
+    }
+
+    /// Adds a custom place under `rules` kept from an earlier read, as
+    /// `NoteStore.create(…, rules:…)` adds a note: only if its own statement finds the tenant's
+    /// row at the rules' version and the user's terms and email as the tenant requires. Nil
+    /// when it did not (the caller reads the policy and tries again, or says why not).
+    func create(
+        tenantID: Int64, creatorID: Int64, creatorName: String, name: String, lat: Double, lng: Double, held: Bool, rules: WriteRules,
+        on connection: some PostgresQuerying
+    ) async throws -> Place? {
+        let rows = try await connection.query("""
+            INSERT INTO places (tenant_id, created_by, name, location, kind, moderation)
+            SELECT u.tenant_id, u.id, \(Self.insertedValues(name: name, lat: lat, lng: lng, held: held))
+            FROM users u, tenants t
+            WHERE u.tenant_id = \(tenantID) AND u.id = \(creatorID) AND t.id = \(tenantID)
+              AND \(TenantStore.keptRulesHold(rules, tenantID: tenantID))
+            RETURNING \(Self.returnedColumns(creatorName: creatorName))
+            """)
+        return try rows.first.map(Self.place(from:))
+    }
+
+    /// A new custom place's columns after its tenant and creator, in the inserts' order.
+    private static func insertedValues(name: String, lat: Double, lng: Double, held: Bool) -> PostgresQuery {
+        "\(name), ST_SetSRID(ST_MakePoint(\(lng), \(lat)), 4326)::geography, 'custom', \(held ? "pending" : nil)"
+    }
+
+    /// `placeColumns` in an insert's RETURNING, for a place just made by `creatorName`.
+    private static func returnedColumns(creatorName: String) -> PostgresQuery {
+        """
+        id, name, ST_Y(location::geometry), ST_X(location::geometry), kind, created_by, 0::bigint, created_at,
+        \(creatorName)::text, moderation, photos
+        """
     }
 
     func find(tenantID: Int64, id: Int64, viewer: Int64, on connection: some PostgresQuerying) async throws -> Place? {

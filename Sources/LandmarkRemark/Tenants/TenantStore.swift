@@ -88,6 +88,16 @@ struct TenantStore: Sendable {
         "\(unsafeSQL: tenant).xmin::text"
     }
 
+    /// The condition under which a write may apply `rules` kept from an earlier read, for
+    /// a statement that reads the tenant as `t` and the user as `u`: the tenant's row is still
+    /// at the rules' version, and the user accepted the terms and has the email it requires.
+    static func keptRulesHold(_ rules: WriteRules, tenantID: Int64) -> PostgresQuery {
+        """
+        \(rulesVersion(tenant: "t")) = \(rules.version)
+          AND \(termsAccepted(tenant: "t", user: "u")) AND \(emailVerified(tenant: "t", user: "u", tenantID: tenantID))
+        """
+    }
+
     /// The tenant's public facts (`GET /v1/tenant`), its providers read as the tenant.
     func info(of tenant: Tenant, on pool: PostgresPool, logger: Logger) async throws -> TenantInfo {
         let row = try await pool.query("""
