@@ -52,8 +52,29 @@ def header(note_range):
         "\\set max_lng :clng + 0.045 * :k",
         "\\set min_lat :clat - 0.045",
         "\\set max_lat :clat + 0.045",
+        # Nearest's box around the drawn point for its 10 km (BoundingBox(around:radius:)):
+        # the walk's prefilter, which must move with the point.
+        "\\set near_south :lat - %r" % NEAR_SPAN,
+        "\\set near_north :lat + %r" % NEAR_SPAN,
+        "\\set near_west :lng - %r * :k" % NEAR_SPAN,
+        "\\set near_east :lng + %r * :k" % NEAR_SPAN,
         "\\set id random(%d, %d)" % note_range,
     ])
+
+
+# The latitude span of a 10 km circle's box, in degrees, as the service computes it.
+NEAR_SPAN = 10000 / 6356752.3 * 1.01 * 180 / math.pi
+
+
+def near_box():
+    """The box the service puts around London's centre for nearest within 10 km, exactly as
+    BoundingBox(around:radius:) computes it, so that the captured numbers are recognised."""
+    angle = 10000 / 6356752.3 * 1.01
+    span = angle * 180 / math.pi
+    sine = math.sin(min(angle, math.pi / 2)) / math.cos(CITY[0] * math.pi / 180)
+    lng_span = math.asin(sine) * 180 / math.pi
+    return {CITY[1] - lng_span: "near_west", CITY[0] - span: "near_south", CITY[1] + lng_span: "near_east",
+            CITY[0] + span: "near_north"}
 
 
 def london_bbox():
@@ -69,7 +90,7 @@ def requests(token, note_id):
     bbox_vars = dict(zip(bbox, ["min_lng", "min_lat", "max_lng", "max_lat"]))
     near = {CITY[0]: "lat", CITY[1]: "lng"}
     return [
-        ("nearest", "GET", f"/v1/notes?near={CITY[0]},{CITY[1]}&radius_m=10000&limit=50", None, auth, near),
+        ("nearest", "GET", f"/v1/notes?near={CITY[0]},{CITY[1]}&radius_m=10000&limit=50", None, auth, near | near_box()),
         ("search-common", "GET", "/v1/notes?q=coffee&limit=50", None, auth, {}),
         ("search-rare", "GET", "/v1/notes?q=axolotl&limit=50", None, auth, {}),
         ("viewport", "GET", f"/v1/notes?bbox={bbox_text}", None, auth, bbox_vars),

@@ -11,7 +11,11 @@
 \set max_lng :clng + 0.045 * :k
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
-\set id random(1, 1000000)
+\set near_south :lat - 0.09103506724371366
+\set near_north :lat + 0.09103506724371366
+\set near_west :lng - 0.09103506724371366 * :k
+\set near_east :lng + 0.09103506724371366 * :k
+\set id random(1, 100000)
 BEGIN;
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
@@ -24,7 +28,7 @@ SELECT t.slug, u.id, u.username, s.id,
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xdb867fbcddc1ca5c1d61d01669984795e1fd0cc6409a839589a1f1236962f001'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xdabd2d59d4c5ee8fd1ef8d8639528a60f4fb3b7804afcf0bc698b9444df86b77'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
@@ -42,6 +46,14 @@ BEGIN;
 SELECT set_config('statement_timeout', '5000', true);
 SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true);
+SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
+\endpipeline
 WITH sphere_nearest AS (
 	    SELECT ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
 	    FROM tenant_notes n
@@ -54,7 +66,7 @@ WITH sphere_nearest AS (
 	  AND n.id NOT IN (SELECT r.target_id FROM reports r
 	WHERE r.tenant_id = (1) AND r.reporter_id = (1) AND r.target_type = 'note')
 	  AND _ST_DWithin(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography, (10000), true)
-	  AND n.location::geometry && ST_MakeEnvelope((-0.2740614803299539), (51.41636493275628), (0.018461480329953955), (51.59843506724371), 4326)
+	  AND n.location::geometry && ST_MakeEnvelope(:near_west, :near_south, :near_east, :near_north, 4326)
 	    ORDER BY n.location::geometry <-> ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)
 	    LIMIT (51)
 	),
@@ -90,18 +102,6 @@ WITH sphere_nearest AS (
 	JOIN tenant_users u ON u.tenant_id = (1) AND u.id = n.user_id
 	ORDER BY n.distance, n.id;
 COMMIT;
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT note_grid_tenants_to_fold();
-\endpipeline
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
 SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
