@@ -126,10 +126,14 @@ def parse(text):
 
 # What replicas run on their own timers, not for a request: the event log's horizon (polled
 # every 100 ms; per tenant on Citus) and retention; what a replica asks once (whether the
-# statement functions are installed, every 30 s); and on Citus the coordinator's deadlock detector, which asks each node
-# for its lock waits every 2 s. The log interleaves them with the request's statements.
+# statement functions are installed, every 30 s); the access-token poller's epochs, tenants
+# and revocations (every 200 ms, migrations 0045 and 0046); and on Citus the coordinator's
+# deadlock detector, which asks each node for its lock waits every 2 s. The log interleaves
+# them with the request's statements.
 BACKGROUND = ("event_ids_after(", "event_log_start(", "event_log_mode(", "event_probe(",
               "purge_expired(", "purge_events(", "fold_note_grid(", "statement_functions(",
+              "purge_auth_revocations(", "FROM auth_epochs WHERE tenant_id = ANY(",
+              "SELECT id, slug, disabled_at IS NOT NULL FROM tenants", "FROM auth_revocations",
               "dump_local_wait_edges(")
 
 
