@@ -26,22 +26,38 @@ public final class PostgresPool: Sendable, Service {
         /// nil leaves the server's own `statement_timeout`. Set per transaction, with the
         /// statement (see `LibPQConnection.statementSettings`).
         public var statementTimeout: Duration?
+        /// Whether a prepared statement is planned once, for every value
+        /// (`plan_cache_mode = force_generic_plan`, set with each transaction as the timeout
+        /// is). What `PostgresQuery.prepared` promises; PostgreSQL's own choice (`auto`) plans
+        /// the first five runs for their values and then goes on doing so whenever the generic
+        /// plan's estimate is the higher, which for a large statement can be every run: a
+        /// viewport page spent 2 ms planning for 1.4 ms running (bench/results/
+        /// 2026-11-29-generic-plans.md). A statement whose best plan depends on its values is
+        /// not prepared, and is planned for them each time whatever this says. Off by default:
+        /// the setting's statement then goes with every statement, and some (`CREATE INDEX
+        /// CONCURRENTLY` in a migration) must run alone.
+        public var plansPreparedOnce: Bool
 
         public init(
             conninfo: String, maxConnections: Int = 10, acquireTimeout: Duration = .seconds(5),
-            statementTimeout: Duration? = nil
+            statementTimeout: Duration? = nil, plansPreparedOnce: Bool = false
         ) {
             self.conninfo = conninfo
             self.maxConnections = maxConnections
             self.acquireTimeout = acquireTimeout
             self.statementTimeout = statementTimeout
+            self.plansPreparedOnce = plansPreparedOnce
         }
 
         /// What every statement's transaction sets first.
         var statementSettings: [(String, String)] {
-            guard let timeout = statementTimeout else { return [] }
-            let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
-            return [("statement_timeout", String(max(milliseconds, 1)))]
+            var settings = [(String, String)]()
+            if let timeout = statementTimeout {
+                let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+                settings.append(("statement_timeout", String(max(milliseconds, 1))))
+            }
+            if plansPreparedOnce { settings.append(("plan_cache_mode", "force_generic_plan")) }
+            return settings
         }
     }
 

@@ -12,7 +12,8 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
     /// and composing fragments needs no renumbering until `sql` is rendered.
     private var template: String
     public private(set) var binds: [PostgresBind]
-    /// Whether the statement is prepared once per connection and reused.
+    /// Whether the statement is prepared once per connection and reused, with one plan for
+    /// every value (`PostgresPool.Configuration.plansPreparedOnce`).
     /// Turn it off for statements whose best plan depends on the values
     /// (`ILIKE` patterns, skewed filters): each run is then planned for its own values.
     public var prepared: Bool = true

@@ -110,6 +110,29 @@ import Testing
         await pool.close()
     }
 
+    /// `plansPreparedOnce`: every statement's transaction (a lone statement's, a deferred
+    /// `BEGIN`'s, pipelined reads') plans prepared statements once; off, PostgreSQL chooses.
+    @Test func preparedStatementsArePlannedOnceWhenThePoolSaysSo() async throws {
+        for plansOnce in [true, false] {
+            let pool = try PostgresPool(configuration: .init(
+                conninfo: try TestDatabase.ownerURL(), maxConnections: 1, statementTimeout: .seconds(30), plansPreparedOnce: plansOnce))
+            let expected = plansOnce ? "force_generic_plan" : "auto"
+            do {
+                #expect(try await pool.scalar("SELECT current_setting('plan_cache_mode')", as: String.self) == expected)
+                let inTransaction = try await pool.withTransaction { connection in
+                    try await connection.query("SELECT current_setting('plan_cache_mode')")[0].decode(String.self, column: 0)
+                }
+                #expect(inTransaction == expected)
+                let withSettings = try await pool.query("SELECT current_setting('plan_cache_mode')", settings: [("app.probe", "1")])
+                #expect(try withSettings[0].decode(String.self, column: 0) == expected)
+            } catch {
+                await pool.close()
+                throw error
+            }
+            await pool.close()
+        }
+    }
+
     @Test func unreachableServerFailsAsUnavailable() async throws {
         let pool = try PostgresPool(configuration: .init(
             conninfo: "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", maxConnections: 1))
