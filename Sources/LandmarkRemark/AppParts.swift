@@ -47,9 +47,7 @@ struct AppParts: Sendable {
                 conninfo: try configuration.requireDatabaseURL(),
                 maxConnections: configuration.database.poolSize,
                 acquireTimeout: configuration.database.acquireTimeout,
-                statementTimeout: configuration.database.statementTimeout,
-                // Every statement the service prepares is planned once (PostgresQuery.prepared).
-                plansPreparedOnce: true),
+                statementTimeout: configuration.database.statementTimeout),
             logger: logger)
         hashingPool = HashingPool(maxConcurrent: configuration.accounts.hashConcurrency, queueTimeout: configuration.accounts.hashQueueTimeout)
         hashingPool.start()

@@ -35,7 +35,9 @@ public final class PostgresPool: Sendable, Service {
         /// 2026-11-29-generic-plans.md). A statement whose best plan depends on its values is
         /// not prepared, and is planned for them each time whatever this says. Off by default:
         /// the setting's statement then goes with every statement, and some (`CREATE INDEX
-        /// CONCURRENTLY` in a migration) must run alone.
+        /// CONCURRENTLY` in a migration) must run alone. Never on Citus: a generic plan leaves
+        /// it without the distribution column's value, and it cannot plan a statement with a
+        /// join or a subquery then (SQLSTATE 0A000, "could not create distributed plan").
         public var plansPreparedOnce: Bool
 
         public init(

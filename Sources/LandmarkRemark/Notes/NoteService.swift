@@ -38,6 +38,8 @@ struct NoteService: Sendable {
                 }
             } catch is RulesOutOfDate {
                 writeRules.forget(tenantID: tenantID)
+            } catch where WriteRulesCache.refusesGuards(error) {
+                writeRules.refuseGuards()
             }
         }
         return try await run { connection, last in
@@ -73,6 +75,8 @@ struct NoteService: Sendable {
                 }
             } catch is RulesOutOfDate {
                 writeRules.forget(tenantID: tenantID)
+            } catch where WriteRulesCache.refusesGuards(error) {
+                writeRules.refuseGuards()
             }
         }
         return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in

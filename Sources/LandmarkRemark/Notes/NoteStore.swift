@@ -121,11 +121,13 @@ struct NoteStore: Sendable {
         return try rows.first.map { try Self.note(from: $0, viewer: authorID) }
     }
 
-    /// A new note's columns after its tenant and author, in the insert's order.
+    /// A new note's columns after its tenant and author, in the insert's order. Each
+    /// parameter is typed: in `INSERT … SELECT` (the guarded create) nothing else types it,
+    /// and Citus, which sends the statement on to a worker, refuses an untyped one (42P18).
     private static func insertedValues(_ draft: NoteDraft, held: Bool) -> PostgresQuery {
         """
-        \(draft.body), ST_SetSRID(ST_MakePoint(\(draft.lng), \(draft.lat)), 4326)::geography,
-        \(draft.visibility.rawValue), \(draft.placeID), \(held ? "pending" : nil)
+        \(draft.body)::text, ST_SetSRID(ST_MakePoint(\(draft.lng)::float8, \(draft.lat)::float8), 4326)::geography,
+        \(draft.visibility.rawValue)::text, \(draft.placeID)::bigint, \(held ? "pending" : nil)::text
         """
     }
 

@@ -18,13 +18,17 @@ struct PlaceService: Sendable {
     func create(_ draft: PlaceDraft, by identity: Identity, logger: Logger) async throws -> Place {
         let (tenantID, userID) = (identity.tenantID, identity.userID)
         if let rules = writeRules.rules(tenantID: tenantID), let held = try? rules.filter.holds(draft.name, field: "name") {
-            let created = try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
-                try await places.create(
-                    tenantID: tenantID, creatorID: userID, creatorName: identity.username, name: draft.name, lat: draft.lat, lng: draft.lng,
-                    held: held, rules: rules, on: connection.committing)
+            do {
+                let created = try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+                    try await places.create(
+                        tenantID: tenantID, creatorID: userID, creatorName: identity.username, name: draft.name, lat: draft.lat,
+                        lng: draft.lng, held: held, rules: rules, on: connection.committing)
+                }
+                if let created { return created }
+                writeRules.forget(tenantID: tenantID)
+            } catch where WriteRulesCache.refusesGuards(error) {
+                writeRules.refuseGuards()
             }
-            if let created { return created }
-            writeRules.forget(tenantID: tenantID)
         }
         return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
             let policy = try await tenants.writePolicy(tenantID: tenantID, userID: userID, on: connection)

@@ -72,9 +72,10 @@ struct PlaceStore: Sendable {
         return try rows.first.map(Self.place(from:))
     }
 
-    /// A new custom place's columns after its tenant and creator, in the inserts' order.
+    /// A new custom place's columns after its tenant and creator, in the inserts' order, each
+    /// parameter typed (as `NoteStore`'s, for the same reason).
     private static func insertedValues(name: String, lat: Double, lng: Double, held: Bool) -> PostgresQuery {
-        "\(name), ST_SetSRID(ST_MakePoint(\(lng), \(lat)), 4326)::geography, 'custom', \(held ? "pending" : nil)"
+        "\(name)::text, ST_SetSRID(ST_MakePoint(\(lng)::float8, \(lat)::float8), 4326)::geography, 'custom', \(held ? "pending" : nil)::text"
     }
 
     /// `placeColumns` in an insert's RETURNING, for a place just made by `creatorName`.

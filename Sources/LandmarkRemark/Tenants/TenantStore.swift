@@ -73,11 +73,15 @@ struct TenantStore: Sendable {
     }
 
     /// Whether the user has a verified email (or an identity whose provider vouches for them)
-    /// where the tenant requires one.
+    /// where the tenant requires one. The identities are joined on the user's own tenant
+    /// column, not the constant: in a guarded `INSERT … SELECT` Citus pushes the subquery down
+    /// only when it is joined on the distribution column ("complex joins are only supported
+    /// when … joined on their distribution columns").
     static func emailVerified(tenant: StaticString, user: StaticString, tenantID: Int64) -> PostgresQuery {
         """
         (NOT \(unsafeSQL: tenant).email_verification_required OR \(unsafeSQL: user).email_verified_at IS NOT NULL
-         OR EXISTS (SELECT FROM user_identities i WHERE i.tenant_id = \(tenantID) AND i.user_id = \(unsafeSQL: user).id))
+         OR EXISTS (SELECT FROM user_identities i
+                    WHERE i.tenant_id = \(unsafeSQL: user).tenant_id AND i.tenant_id = \(tenantID) AND i.user_id = \(unsafeSQL: user).id))
         """
     }
 

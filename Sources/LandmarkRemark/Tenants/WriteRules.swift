@@ -1,3 +1,4 @@
+import Postgres
 import Synchronization
 
 /// A tenant's word list (migration 0026) as of one version of its row (`TenantStore.rulesVersion`).
@@ -15,6 +16,10 @@ struct WriteRules: Sendable {
 /// checks them itself, in its own snapshot.
 final class WriteRulesCache: Sendable {
     private let kept = Mutex([Int64: WriteRules]())
+    /// Set once a guarded write could not be planned: Citus 13.2 refuses the guarded
+    /// `INSERT … SELECT` with bound values (SQLSTATE 42P18, "could not determine data type of
+    /// parameter"). The replica then reads the policy before every write, as before issue 38.
+    private let guardsRefused = Atomic<Bool>(false)
     /// Tenants kept at most: beyond, a create reads its rules each time.
     let capacity: Int
 
@@ -23,7 +28,20 @@ final class WriteRulesCache: Sendable {
     }
 
     func rules(tenantID: Int64) -> WriteRules? {
-        kept.withLock { $0[tenantID] }
+        guard !guardsRefused.load(ordering: .relaxed) else { return nil }
+        return kept.withLock { $0[tenantID] }
+    }
+
+    /// Whether `error` is the database refusing to plan a guarded write (not the write's own
+    /// failure): the caller stops using kept rules and writes the plain way.
+    static func refusesGuards(_ error: any Error) -> Bool {
+        guard let error = error as? PostgresError else { return false }
+        return error.sqlState == "42P18" || error.sqlState == "0A000"
+    }
+
+    func refuseGuards() {
+        guardsRefused.store(true, ordering: .relaxed)
+        kept.withLock { $0.removeAll() }
     }
 
     func keep(_ rules: WriteRules, tenantID: Int64) {
