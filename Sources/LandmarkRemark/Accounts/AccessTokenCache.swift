@@ -69,6 +69,33 @@ final class AccessTokenCache: Sendable {
         var sessions: [Int64: (epoch: Int64, read: ContinuousClock.Instant)] = [:]
         var lastUsed: ContinuousClock.Instant
 
+        /// Reads one revocation: each of its user and session keeps the highest epoch seen.
+        mutating func remember(_ revocation: Revocation, at now: ContinuousClock.Instant) {
+            Self.raise(&users, revocation.userID, to: revocation.epoch, at: now)
+            Self.raise(&sessions, revocation.sessionID, to: revocation.epoch, at: now)
+        }
+
+        private static func raise(
+            _ known: inout [Int64: (epoch: Int64, read: ContinuousClock.Instant)], _ id: Int64?, to epoch: Int64, at now: ContinuousClock.Instant
+        ) {
+            guard let id, (known[id]?.epoch ?? .min) < epoch else { return }
+            known[id] = (epoch, now)
+        }
+
+        /// Forgets the revocations read `memory` ago or more, in place.
+        mutating func forgetRevocations(before cutoff: ContinuousClock.Instant) {
+            for id in users.compactMap({ $0.value.read <= cutoff ? $0.key : nil }) { users[id] = nil }
+            for id in sessions.compactMap({ $0.value.read <= cutoff ? $0.key : nil }) { sessions[id] = nil }
+        }
+
+        /// Whether a kept token of this tenant must be dropped: its tenant disabled or renamed,
+        /// or its user or session revoked since its lookup.
+        func drops(_ entry: Entry) -> Bool {
+            let identity = entry.identity
+            return disabled || slug.map { $0 != identity.tenantSlug } ?? false
+                || revokes(userID: identity.userID, sessionID: identity.sessionID, since: entry.epoch)
+        }
+
         /// Whether a revocation newer than `epoch` names the user or the session.
         func revokes(userID: Int64, sessionID: Int64, since epoch: Int64) -> Bool {
             (users[userID]?.epoch ?? .min) > epoch || (sessions[sessionID]?.epoch ?? .min) > epoch
@@ -88,11 +115,27 @@ final class AccessTokenCache: Sendable {
         var pollWaiters: [(after: ContinuousClock.Instant, continuation: CheckedContinuation<Void, Never>)] = []
         /// Signed tokens trusted without the database, since the start (for tests and /metrics).
         var verifiedHere = 0
+        /// When the poll last pruned what time alone makes stale (expired tokens, old
+        /// revocations, idle tenants): every poll would cost O(entries), five times a second.
+        var pruned: ContinuousClock.Instant?
 
         /// Removes the entries `drop` picks, in place: a poll that drops nothing (most of
         /// them, five a second) copies nothing.
         mutating func dropEntries(where drop: (Entry) -> Bool) {
             for key in entries.compactMap({ drop($0.value) ? $0.key : nil }) { entries[key] = nil }
+        }
+
+        /// Drops what time made stale: expired tokens, revocations older than any token they
+        /// concern, and tenants with nothing kept and unused for `memory`.
+        mutating func prune(now: ContinuousClock.Instant, memory: Duration) {
+            pruned = now
+            dropEntries { $0.expires <= now }
+            var kept: Set<Int64> = []
+            for entry in entries.values { kept.insert(entry.identity.tenantID) }
+            for tenantID in tenants.compactMap({ kept.contains($0.key) || now - $0.value.lastUsed < memory ? nil : $0.key }) {
+                tenants[tenantID] = nil
+            }
+            for tenantID in tenants.keys { tenants[tenantID]!.forgetRevocations(before: now - memory) }
         }
 
         mutating func follow(_ tenantID: Int64, now: ContinuousClock.Instant) {
@@ -212,45 +255,42 @@ final class AccessTokenCache: Sendable {
     /// What a poll that began at `started` read of the tenants it `asked` for: their states,
     /// and the revocations above the epochs `tenantsFollowed` gave. Confirms each tenant as of
     /// `started`, drops the kept tokens a revocation passed, and stops following a tenant
-    /// gone, or one with nothing kept and no signed token seen for `revocationMemory`.
+    /// gone. Every tenth of `revocationMemory` it also prunes what time made stale.
     func observe(
         _ read: [Int64: TenantState], revocations: [Int64: [Revocation]] = [:], asked: [Int64], started: ContinuousClock.Instant
     ) {
         let now = now()
         let memory = settings.revocationMemory
         let waiters = state.withLock { state in
+            // The tenants whose kept tokens this poll may have made stale.
+            var changed: Set<Int64> = []
             for tenantID in asked {
-                guard var tenant = state.tenants[tenantID] else { continue }
+                // Taken out while it changes, so its dictionaries are not copied on write.
+                guard var tenant = state.tenants.removeValue(forKey: tenantID) else { continue }
                 guard let current = read[tenantID] else {
-                    state.tenants[tenantID] = nil
+                    changed.insert(tenantID)
                     continue
                 }
-                for revocation in revocations[tenantID] ?? [] {
-                    if let user = revocation.userID, (tenant.users[user]?.epoch ?? .min) < revocation.epoch {
-                        tenant.users[user] = (revocation.epoch, now)
-                    }
-                    if let session = revocation.sessionID, (tenant.sessions[session]?.epoch ?? .min) < revocation.epoch {
-                        tenant.sessions[session] = (revocation.epoch, now)
-                    }
-                }
-                tenant.users = tenant.users.filter { now - $0.value.read < memory }
-                tenant.sessions = tenant.sessions.filter { now - $0.value.read < memory }
+                let revoked = revocations[tenantID] ?? []
+                for revocation in revoked { tenant.remember(revocation, at: now) }
+                if !revoked.isEmpty || current.disabled != tenant.disabled || current.slug != tenant.slug { changed.insert(tenantID) }
                 tenant.epoch = max(tenant.epoch ?? current.epoch, current.epoch)
                 tenant.slug = current.slug
                 tenant.disabled = current.disabled
                 tenant.confirmed = max(tenant.confirmed ?? started, started)
                 state.tenants[tenantID] = tenant
             }
-            let tenants = state.tenants
-            state.dropEntries { entry in
-                guard entry.expires > now else { return true }
-                let identity = entry.identity
-                guard let tenant = tenants[identity.tenantID] else { return true }
-                return tenant.disabled || tenant.slug.map { $0 != identity.tenantSlug } ?? false
-                    || tenant.revokes(userID: identity.userID, sessionID: identity.sessionID, since: entry.epoch)
+            if !changed.isEmpty {
+                let tenants = state.tenants
+                state.dropEntries { entry in
+                    let tenantID = entry.identity.tenantID
+                    guard changed.contains(tenantID) else { return false }
+                    return tenants[tenantID]?.drops(entry) ?? true
+                }
             }
-            let keptTenants = Set(state.entries.values.map(\.identity.tenantID))
-            state.tenants = state.tenants.filter { keptTenants.contains($0.key) || now - $0.value.lastUsed < memory }
+            if state.pruned.map({ now - $0 >= memory / 10 }) ?? true {
+                state.prune(now: now, memory: memory)
+            }
             let (ready, waiting) = state.pollWaiters.partitioned { $0.after <= started }
             state.pollWaiters = waiting
             return ready
