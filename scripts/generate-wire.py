@@ -81,6 +81,10 @@ HOMES = {
     "PhotoVariant": "Photos",
     "DeletedEvent": "Events",
     "ResetEvent": "Events",
+    "Watch": "Push",
+    "WatchList": "Push",
+    "DevicePlatform": "Push",
+    "DeviceEnvironment": "Push",
 }
 # The feature folder of each body the service reads. Its generated type reads every field
 # with its JSON type; the feature's `RequestBody` type builds on it with the rules a schema
@@ -103,6 +107,9 @@ REQUESTS = {
     "UpdateNoteRequest": "Notes",
     "CreatePlaceRequest": "Places",
     "RenamePlaceRequest": "Places",
+    "RegisterDeviceRequest": "Push",
+    "CreateWatchRequest": "Push",
+    "UpdateWatchRequest": "Push",
 }
 # Schemas the service writes as a stream, each row's JSON built by PostgreSQL (`GET
 # /v1/me/export`): no service type (it would hold the whole document), only the tests' model.
@@ -390,7 +397,10 @@ def read_call(contract, kind, field, field_name, required):
     if tag == "timestamp":
         return f'reader.timestamp("{field_name}"{req})'
     if tag == "integer":
-        sys.exit(f"generate-wire: integer request fields are not read yet ({field_name})")
+        schema = contract.resolve(field)
+        if "minimum" not in schema or "maximum" not in schema:
+            sys.exit(f"generate-wire: an integer request field needs a minimum and a maximum ({field_name})")
+        return f'reader.integer("{field_name}"{req}, in: {schema["minimum"]}...{schema["maximum"]})'
     if tag == "number":
         schema = contract.resolve(field)
         if "minimum" in schema and "maximum" in schema:

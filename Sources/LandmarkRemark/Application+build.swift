@@ -101,6 +101,12 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
                 perNote: configuration.photos.perNote, bytesPerUser: configuration.photos.bytesPerUser,
                 bytesPerTenant: configuration.photos.bytesPerTenant)),
         maxBytes: configuration.photos.maxBytes, shares: parts.shares)
+    let push = configuration.push
+    let devices = DevicesController(devices: DeviceService(pool: parts.pool, devices: DeviceStore(), limit: push.devicesPerUser), bodyLimit: limit)
+    let watches = WatchesController(
+        watches: WatchService(
+            pool: parts.pool, watches: WatchStore(), rules: WatchRules(radius: push.watchRadiusMin...push.watchRadiusMax), limit: push.watchesPerUser),
+        bodyLimit: limit)
     let moderation = ModerationController(moderation: ModerationService(pool: parts.pool, moderation: ModerationStore(), tokenCache: parts.tokenCache), bodyLimit: limit)
 
     let v1 = router.group("v1")
@@ -116,6 +122,8 @@ func buildRouter(_ parts: AppParts, registry: PrometheusCollectorRegistry) -> Ro
     authenticated.addRoutes(recovery.authenticatedEndpoints, atPath: "me/email")
     authenticated.addRoutes(identities.identityEndpoints, atPath: "me/identities")
     authenticated.addRoutes(blocks.endpoints, atPath: "me/blocks")
+    authenticated.addRoutes(devices.endpoints, atPath: "me/devices")
+    authenticated.addRoutes(watches.endpoints, atPath: "me/watches")
     authenticated.addRoutes(reports.myEndpoints, atPath: "me/reports")
     authenticated.addRoutes(reports.endpoints, atPath: "reports")
     authenticated.addRoutes(moderation.endpoints, atPath: "moderation")

@@ -154,6 +154,21 @@ extension AppConfiguration {
                     Reports one tenant may receive in an hour from all its users, against floods; 429 beyond.
                     """),
             ]),
+            SettingGroup(title: "Push", settings: [
+                .integer("LR_DEVICES_PER_USER", \.push.devicesPerUser, 1...100, help: """
+                    Devices one user may register for pushes (PUT /v1/me/devices/{token}); registering one \
+                    more drops the one registered longest ago.
+                    """),
+                .integer("LR_WATCHES_PER_USER", \.push.watchesPerUser, 1...1000, help: """
+                    Areas one user may watch for new notes (POST /v1/me/watches); 422 too_many_watches beyond.
+                    """),
+                .integer("LR_WATCH_RADIUS_MIN_M", \.push.watchRadiusMin, 1...1_000_000, help: """
+                    The smallest radius of a watch, in metres.
+                    """),
+                .integer("LR_WATCH_RADIUS_MAX_M", \.push.watchRadiusMax, 1...1_000_000, help: """
+                    The largest radius of a watch, in metres (at least LR_WATCH_RADIUS_MIN_M).
+                    """),
+            ]),
             SettingGroup(title: "Mail", settings: [
                 .boolean("LR_MAIL_SENDER", \.mail.senderEnabled, help: """
                     Whether this replica delivers mail from the outbox (every replica may: each message is \

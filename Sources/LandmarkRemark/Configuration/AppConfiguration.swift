@@ -19,6 +19,7 @@ public struct AppConfiguration: Sendable {
     public var safety = SafetySettings()
     public var mail = MailSettings()
     public var photos = PhotoSettings()
+    public var push = PushSettings()
     /// The time the service's rules read (codes' and messages' lifetimes); tests move their own.
     public var clock = WallClock.system
 
@@ -34,6 +35,9 @@ public struct AppConfiguration: Sendable {
         }
         // The owner's URL falls back to the service's.
         if database.migrateURL.isEmpty { database.migrateURL = database.url }
+        guard push.watchRadiusMin <= push.watchRadiusMax else {
+            throw ConfigurationError(variable: "LR_WATCH_RADIUS_MAX_M", message: "must be at least LR_WATCH_RADIUS_MIN_M (\(push.watchRadiusMin))")
+        }
         do { try accounts.scrypt.validate() } catch { throw ConfigurationError(variable: "LR_SCRYPT_LOG_N", message: "\(error)") }
     }
 
@@ -152,6 +156,17 @@ public struct SafetySettings: Sendable {
     public var reportsPerUserPerHour = 20
     /// Reports one tenant may receive in an hour, from all its users together.
     public var reportsPerTenantPerHour = 1000
+}
+
+/// Push notifications (issue 39): the devices a user's pushes go to, and the areas they watch.
+public struct PushSettings: Sendable {
+    /// Devices one user may have; registering one more drops the one registered longest ago.
+    public var devicesPerUser = 10
+    /// Watches one user may have.
+    public var watchesPerUser = 10
+    /// The smallest and largest radius of a watch, in metres.
+    public var watchRadiusMin = 100
+    public var watchRadiusMax = 50_000
 }
 
 /// Photos on notes (issue 36): what an upload may be, and the sandboxed workers that decode it.

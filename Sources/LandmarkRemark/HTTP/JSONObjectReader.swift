@@ -60,6 +60,17 @@ struct JSONObjectReader {
         return number
     }
 
+    /// A whole number within `range` (a schema's `minimum` and `maximum`): `1500` or
+    /// `1500.0`, not `1500.5`, and not a string.
+    mutating func integer(_ name: String, required: Bool = true, in range: ClosedRange<Int>) -> Int? {
+        guard let number = number(name, required: required) else { return nil }
+        guard number.isFinite, number.rounded() == number, Double(range.lowerBound) <= number, number <= Double(range.upperBound) else {
+            fail(name, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            return nil
+        }
+        return Int(number)
+    }
+
     /// One of an enumeration's values, by its raw string.
     mutating func enumeration<Value: RawRepresentable & CaseIterable>(
         _ name: String, as type: Value.Type, required: Bool = true

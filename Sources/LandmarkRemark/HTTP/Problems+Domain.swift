@@ -17,6 +17,7 @@ extension AppError {
         case let error as RecoveryError: self = Self.problem(for: error)
         case let error as PhotoRefusal: self = Self.problem(for: error)
         case let error as PhotoError: self = Self.problem(for: error)
+        case let error as PushError: self = Self.problem(for: error)
         case let error as ContentRefused:
             self = AppError(
                 .unprocessableContent, code: "content_refused", title: "Content refused",
@@ -113,6 +114,19 @@ extension AppError {
         case .tooManyReports(let seconds): .rateLimited(retryAfter: seconds)
         case .notModerator: .forbidden("only the tenant's moderators may do this")
         case .decisionRefused(let field, let message): .validation(field: field, message)
+        }
+    }
+
+    private static func problem(for error: PushError) -> AppError {
+        switch error {
+        case .watchNotFound: .notFound("watch")
+        case .tooManyWatches(let limit):
+            AppError(
+                .unprocessableContent, code: "too_many_watches", title: "Too many watches",
+                detail: "a user may watch at most \(limit) areas; delete one first")
+        case .unknownPlace: .validation(field: "place_id", "is not a place")
+        case .malformedDeviceToken: .validation(field: "device_token", "must be an APNs device token: 64 to 200 hex digits")
+        case .placeWatchMoved: .validation(field: "near", "cannot move a watch of a place; watch a point instead")
         }
     }
 

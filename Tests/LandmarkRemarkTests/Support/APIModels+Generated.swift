@@ -689,4 +689,34 @@ extension API {
         let id: String
         let username: String
     }
+
+    struct Watch: APIModel {
+        let id: String
+        /// What the pushes call the area; null if none (then a place's name, or "nearby").
+        @Nullable var label: String?
+        let lat: Double
+        let lng: Double
+        /// Metres on the spheroid.
+        let radiusM: Int
+        /// The place it watches; null for a circle around a point, and once the place is deleted (its name is then the label, unless it had one).
+        @Nullable var placeID: String?
+        let createdAt: Timestamp
+        let updatedAt: Timestamp
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case label
+            case lat
+            case lng
+            case radiusM = "radius_m"
+            case placeID = "place_id"
+            case createdAt = "created_at"
+            case updatedAt = "updated_at"
+        }
+    }
+
+    struct WatchList: APIModel {
+        /// The caller's watches, oldest first: at most `LR_WATCHES_PER_USER` (10 unless the operator says otherwise).
+        let items: [Watch]
+    }
 }
