@@ -22,6 +22,8 @@ let package = Package(
         // Sign-in with ID tokens: JWS verification (jwt-kit) and fetching providers' keys.
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // async-http-client's own TLS layer: named for its configuration (a private CA for APNs).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // The Swift client for apps, a package of its own; the tests run it against the service.
         .package(path: "clients/LandmarkRemarkClient"),
         // The client's tests wrap its transport (a refresh held back, a racing sign-out).
@@ -56,6 +58,18 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // APNs's provider API: HTTP/2 over TLS, ES256 provider tokens; knows nothing of notes.
+        .target(
+            name: "APNs",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         // Untrusted images into sanitised JPEGs, decoded in a sandboxed worker (libvips' tools
         // under bubblewrap and rlimits): knows nothing of notes, places or storage.
         .target(
@@ -84,6 +98,7 @@ let package = Package(
                 "Credentials",
                 "Mail",
                 "Photos",
+                "APNs",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -131,6 +146,17 @@ let package = Package(
         .target(name: "TestPolling", path: "Tests/TestPolling"),
         // The loopback SMTP server the tests start (scripts/test-smtp-server.py) and its mailbox.
         .target(name: "TestMailServer", dependencies: ["TestPolling"], path: "Tests/TestMailServer"),
+        // The fake APNs the tests start: HTTP/2 over TLS on loopback, checking what Apple checks.
+        .target(
+            name: "TestAPNsServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            path: "Tests/TestAPNsServer"),
+        .testTarget(name: "APNsTests", dependencies: ["APNs", "TestAPNsServer", "TestPolling"]),
         .testTarget(name: "MailTests", dependencies: ["Mail", "TestMailServer", "TestPolling"]),
         .testTarget(
             name: "PhotosTests", dependencies: ["Photos", "TestPolling"],
@@ -146,6 +172,7 @@ let package = Package(
                 "IdentityProviderFake",
                 "TestPolling",
                 "TestMailServer",
+                "TestAPNsServer",
                 .product(name: "LandmarkRemarkClient", package: "LandmarkRemarkClient"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),

@@ -40,6 +40,10 @@ ALTER TABLE push_matches ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON push_matches USING (tenant_id = current_tenant_id()) WITH CHECK (tenant_id = current_tenant_id());
 GRANT SELECT, INSERT, UPDATE, DELETE ON push_matches TO landmark_app;
 
+-- A watch is added with INSERT … SELECT (the limit counted in the same statement), which
+-- Citus runs on the coordinator, taking the id from the sequence there as the service's role.
+GRANT USAGE ON SEQUENCE watches_id_seq TO landmark_app;
+
 -- A note as the matching reads it.
 CREATE TYPE push_note AS (id bigint, user_id bigint, location geography);
 CREATE TYPE push_match AS (user_id bigint, watch_id bigint, note_id bigint, author_id bigint);
