@@ -1,3 +1,4 @@
+import APNs
 import AsyncHTTPClient
 import Credentials
 import Foundation
@@ -33,6 +34,8 @@ struct AppParts: Sendable {
     let places = PlaceStore()
     /// Delivers the mail outbox (codes, links, notices).
     let mailSender: MailSender
+    /// Sends what matching queued to APNs (issue 39).
+    let pushSender: PushSender
     /// The account messages, written with their codes.
     let accountMail: AccountMail
     let resets: PasswordResetService
@@ -94,6 +97,15 @@ struct AppParts: Sendable {
             codes: configuration.identity.dataKey.map { AccountCodes(key: $0) }, outbox: outbox, tenants: mailTenants,
             templates: MailTemplates(), limits: MailLimits(perRecipient: configuration.mail.perRecipient, perAddress: configuration.mail.perAddress),
             clock: configuration.clock, sender: mailSender)
+        let push = configuration.push
+        var apns = APNsClient.Configuration()
+        apns.productionURL = push.apnsProductionURL
+        apns.sandboxURL = push.apnsSandboxURL
+        apns.caFile = push.apnsCAFile.isEmpty ? nil : push.apnsCAFile
+        apns.timeout = push.apnsTimeout
+        pushSender = PushSender(
+            pool: pool, credentials: try configuration.identity.dataKey.map { TenantAPNsStore(secrets: try SecretBox(key: $0)) },
+            apns: APNsClient(configuration: apns), clock: configuration.clock, settings: push, logger: logger)
         resets = PasswordResetService(pool: pool, users: users, sessions: sessions, hashing: hashing, mail: accountMail, tokenCache: tokenCache)
         let photos = configuration.photos
         photoWorkers = PhotoWorkers(count: photos.workers)

@@ -35,7 +35,7 @@ func buildApplication(
                 pool: parts.pool, interval: configuration.operations.retentionInterval, logger: logger,
                 accessTokenLifetime: configuration.accounts.accessTokenLifetime),
             NoteGridFolder(pool: parts.pool, interval: configuration.operations.gridFoldInterval, logger: logger),
-            parts.mailSender, parts.resets,
+            parts.mailSender, parts.pushSender, parts.resets,
             AccessTokenCachePoller(cache: parts.tokenCache, tokens: parts.tokens, pool: parts.pool, logger: logger),
         ],
         logger: logger)

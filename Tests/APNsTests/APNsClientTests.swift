@@ -147,7 +147,7 @@ import Testing
 
     @Test func eachAnswerMeansWhatTheSenderMustDo() async throws {
         let team = Team("TEAM000005")
-        try await Self.rig([team], timeout: .seconds(3)) { fake, client in
+        try await Self.rig([team], timeout: .seconds(5)) { fake, client in
             func send(_ device: String, _ notification: APNsNotification? = nil) async -> APNsOutcome {
                 await client.send(notification ?? Self.notification(device), credentials: team.credentials, logger: Self.logger)
             }

@@ -177,9 +177,13 @@ import Testing
 
     static let token = String(repeating: "ab12", count: 16)
 
-    static func device(_ token: String) async throws -> (user: Int64, session: Int64, environment: String, appID: String)? {
+    /// The device `token` of `tenant` (another suite's tenant may hold the same token).
+    static func device(_ token: String, of tenant: String) async throws -> (user: Int64, session: Int64, environment: String, appID: String)? {
         try await TestEnvironment.withOwnerPool { pool in
-            try await pool.query("SELECT user_id, session_id, environment, app_id FROM devices WHERE token = \(token)").first
+            try await pool.query("""
+                SELECT user_id, session_id, environment, app_id FROM devices
+                WHERE token = \(token) AND tenant_id = (SELECT id FROM tenants WHERE slug = \(tenant))
+                """).first
                 .map { try $0.decode((Int64, Int64, String, String).self) }
         }
     }
@@ -193,7 +197,7 @@ import Testing
             let token = Self.token + "FF"
             let put = try await client.call(.put, "/v1/me/devices/\(token)", json: body, token: first.accessToken)
             #expect(put.status == .noContent, "\(put.body)")
-            let stored = try #require(try await Self.device(token.lowercased()))
+            let stored = try #require(try await Self.device(token.lowercased(), of: tenant))
             #expect(stored.user == Int64(first.userID)! && stored.environment == "sandbox" && stored.appID == "com.example.landmarks")
             let session = try await TestEnvironment.ownerScalar("SELECT id FROM sessions WHERE user_id = \(Int64(first.userID)!)", as: Int64.self)
             #expect(stored.session == session)
@@ -201,17 +205,17 @@ import Testing
             var production = body
             production["environment"] = "production"
             #expect(try await client.call(.put, "/v1/me/devices/\(token.lowercased())", json: production, token: first.accessToken).status == .noContent)
-            #expect(try await Self.device(token.lowercased())?.environment == "production")
-            #expect(try await TestEnvironment.ownerScalar("SELECT count(*)::int FROM devices WHERE token = \(token.lowercased())", as: Int.self) == 1)
+            #expect(try await Self.device(token.lowercased(), of: tenant)?.environment == "production")
+            #expect(try await TestEnvironment.ownerScalar("SELECT count(*)::int FROM devices WHERE token = \(token.lowercased()) AND tenant_id = (SELECT id FROM tenants WHERE slug = \(tenant))", as: Int.self) == 1)
             // Someone else cannot remove it; registering it moves it to them.
             #expect(try await client.call(.delete, "/v1/me/devices/\(token)", token: second.accessToken).status == .noContent)
-            #expect(try await Self.device(token.lowercased())?.user == Int64(first.userID)!)
+            #expect(try await Self.device(token.lowercased(), of: tenant)?.user == Int64(first.userID)!)
             #expect(try await client.call(.put, "/v1/me/devices/\(token)", json: body, token: second.accessToken).status == .noContent)
-            #expect(try await Self.device(token.lowercased())?.user == Int64(second.userID)!)
+            #expect(try await Self.device(token.lowercased(), of: tenant)?.user == Int64(second.userID)!)
             #expect(try await client.call(.delete, "/v1/me/devices/\(token)", token: first.accessToken).status == .noContent)
-            #expect(try await Self.device(token.lowercased()) != nil)
+            #expect(try await Self.device(token.lowercased(), of: tenant) != nil)
             #expect(try await client.call(.delete, "/v1/me/devices/\(token)", token: second.accessToken).status == .noContent)
-            #expect(try await Self.device(token.lowercased()) == nil)
+            #expect(try await Self.device(token.lowercased(), of: tenant) == nil)
             #expect(try await client.call(.delete, "/v1/me/devices/\(token)", token: second.accessToken).status == .noContent, "idempotent")
             #expect(try await client.call(.put, "/v1/me/devices/\(token)", json: body).status == .unauthorized)
         }
@@ -243,21 +247,21 @@ import Testing
                 let response = try await client.call(.put, "/v1/me/devices/\(good)", json: json, token: me.accessToken)
                 #expect(response.code == "validation_failed" && response.errorFields == fields, "\(json): \(response.body)")
             }
-            #expect(try await Self.device(good) == nil)
+            #expect(try await Self.device(good, of: tenant) == nil)
 
             let tokens = (1...3).map { String(repeating: "\($0)", count: 64) }
             for token in tokens {
                 #expect(try await client.call(.put, "/v1/me/devices/\(token)", json: body, token: me.accessToken).status == .noContent)
             }
-            #expect(try await Self.device(tokens[0]) == nil, "the one registered longest ago made room")
-            #expect(try await Self.device(tokens[1]) != nil)
-            #expect(try await Self.device(tokens[2]) != nil)
+            #expect(try await Self.device(tokens[0], of: tenant) == nil, "the one registered longest ago made room")
+            #expect(try await Self.device(tokens[1], of: tenant) != nil)
+            #expect(try await Self.device(tokens[2], of: tenant) != nil)
             // Registering again counts as the newest: the other goes next.
             #expect(try await client.call(.put, "/v1/me/devices/\(tokens[1])", json: body, token: me.accessToken).status == .noContent)
             #expect(try await client.call(.put, "/v1/me/devices/\(tokens[0])", json: body, token: me.accessToken).status == .noContent)
-            #expect(try await Self.device(tokens[2]) == nil)
-            #expect(try await Self.device(tokens[1]) != nil)
-            #expect(try await Self.device(tokens[0]) != nil)
+            #expect(try await Self.device(tokens[2], of: tenant) == nil)
+            #expect(try await Self.device(tokens[1], of: tenant) != nil)
+            #expect(try await Self.device(tokens[0], of: tenant) != nil)
         }
     }
 }

@@ -10,7 +10,7 @@ import Synchronization
 /// A fake of APNs's provider API for tests: HTTP/2 over TLS on loopback (its own self-signed
 /// certificate, which the client under test must be told to trust), checking what Apple
 /// checks of a request: the provider token's ES256 signature against the team's key, its age
-/// (an hour at most) and how often the team renews it (20 minutes at least), the topic, the
+/// (an hour at most) and how often a connection's changes (20 minutes at least), the topic, the
 /// headers, the payload's size and shape; and answering each device as a test scripts it
 /// (`410 Unregistered`, `429`, `500`, or no answer at all).
 public final class FakeAPNs: Sendable {
@@ -24,8 +24,9 @@ public final class FakeAPNs: Sendable {
         public let payload: [UInt8]
         /// Over HTTP/2 (a stream of a connection), as APNs requires.
         public let http2: Bool
-        /// The TCP connection it came on.
-        public let connection: ObjectIdentifier
+        /// The TCP connection it came on, numbered from 1 as they opened.
+        public let connection: Int
+        /// What it was answered; 0 for a request never answered (`.hang`).
         public let status: Int
         public let reason: String?
 
@@ -43,14 +44,17 @@ public final class FakeAPNs: Sendable {
     private struct Team {
         var keys: [String: ES256PublicKey] = [:]
         var topics: Set<String> = []
-        /// The provider token last accepted, and its `iat`.
-        var token: (jwt: String, issued: Date)?
     }
 
     private struct State {
         var teams: [String: Team] = [:]
         var replies: [String: [Reply]] = [:]
         var received: [Received] = []
+        /// Per connection, the provider token last accepted and its `iat`.
+        var tokens: [Int: (jwt: String, issued: Date)] = [:]
+        /// The open connections' numbers (a channel's identity is reused once it is freed).
+        var connections: [ObjectIdentifier: Int] = [:]
+        var lastConnection = 0
     }
 
     public let url: String
@@ -150,8 +154,8 @@ public final class FakeAPNs: Sendable {
         let body = try await request.body.collect(upTo: 1 << 20)
         let payload = Array(buffer: body)
         let channel = context.channel
-        let connection = ObjectIdentifier(channel.parent ?? channel)
-        let (team, jwt, issued, refusal) = await check(headers: headers, deviceToken: token, payload: payload)
+        let connection = number(channel.parent ?? channel)
+        let (team, jwt, issued, refusal) = await check(headers: headers, deviceToken: token, payload: payload, connection: connection)
         let scripted: Reply? = refusal == nil ? state.withLock { state in
             guard var queue = state.replies[token], !queue.isEmpty else { return nil }
             let next = queue.removeFirst()
@@ -164,6 +168,9 @@ public final class FakeAPNs: Sendable {
             (status, reason) = refusal
         } else if case .status(let code, let why) = scripted {
             (status, reason) = (code, why)
+        } else if case .hang = scripted {
+            // Recorded as taken and never answered.
+            status = 0
         }
         state.withLock {
             $0.received.append(Received(
@@ -183,9 +190,24 @@ public final class FakeAPNs: Sendable {
         return Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: json)))
     }
 
+    /// The connection's number, given when its first request came; forgotten when it closes.
+    private func number(_ connection: any Channel) -> Int {
+        let key = ObjectIdentifier(connection)
+        let (number, isNew) = state.withLock { state -> (Int, Bool) in
+            if let known = state.connections[key] { return (known, false) }
+            state.lastConnection += 1
+            state.connections[key] = state.lastConnection
+            return (state.lastConnection, true)
+        }
+        if isNew {
+            connection.closeFuture.whenComplete { [weak self] _ in self?.state.withLock { _ = $0.connections.removeValue(forKey: key) } }
+        }
+        return number
+    }
+
     /// Apple's checks, in Apple's words: nil when the request may be delivered.
     private func check(
-        headers: [String: String], deviceToken: String, payload: [UInt8]
+        headers: [String: String], deviceToken: String, payload: [UInt8], connection: Int
     ) async -> (team: String?, jwt: String?, issued: Date?, refusal: (Int, String)?) {
         guard let authorization = headers["authorization"], authorization.hasPrefix("bearer ") else {
             return (nil, nil, nil, (403, "MissingProviderToken"))
@@ -195,12 +217,11 @@ public final class FakeAPNs: Sendable {
         let now = now()
         guard now.timeIntervalSince(issued) <= 3600 else { return (teamID, jwt, issued, (403, "ExpiredProviderToken")) }
         guard issued.timeIntervalSince(now) <= 60 else { return (teamID, jwt, issued, (403, "InvalidProviderToken")) }
-        // A team changing its token more often than every 20 minutes.
+        // A connection whose token changes more often than every 20 minutes (each replica of a
+        // provider keeps a token of its own on its own connection).
         let tooSoon = state.withLock { state -> Bool in
-            if let last = state.teams[teamID]?.token, last.jwt != jwt {
-                if issued.timeIntervalSince(last.issued) < 20 * 60 { return true }
-            }
-            if state.teams[teamID]?.token?.jwt != jwt { state.teams[teamID]?.token = (jwt, issued) }
+            if let last = state.tokens[connection], last.jwt != jwt, issued.timeIntervalSince(last.issued) < 20 * 60 { return true }
+            if state.tokens[connection]?.jwt != jwt { state.tokens[connection] = (jwt, issued) }
             return false
         }
         if tooSoon { return (teamID, jwt, issued, (429, "TooManyProviderTokenUpdates")) }

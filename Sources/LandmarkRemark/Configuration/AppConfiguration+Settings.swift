@@ -168,6 +168,32 @@ extension AppConfiguration {
                 .integer("LR_WATCH_RADIUS_MAX_M", \.push.watchRadiusMax, 1...1_000_000, help: """
                     The largest radius of a watch, in metres (at least LR_WATCH_RADIUS_MIN_M).
                     """),
+                .boolean("LR_PUSH_SENDER", \.push.senderEnabled, help: """
+                    Whether this replica sends pushes to APNs (every replica may: each push is sent by one). \
+                    Each tenant's APNs key is its own setting (SELECT admin.set_tenant_apns(…)), sealed with \
+                    LR_DATA_KEY, which sending needs.
+                    """),
+                .duration("LR_PUSH_POLL_INTERVAL_MS", \.push.pollInterval, .milliseconds, 10...600_000, help: """
+                    How often an idle sender looks for new matches to push.
+                    """),
+                .integer("LR_PUSH_PER_USER_PER_HOUR", \.push.perUserPerHour, 1...100, help: """
+                    Pushes one user gets in an hour; more matches in the hour wait, then go as one summary \
+                    ("5 new notes near Home").
+                    """),
+                .text("LR_APNS_PRODUCTION_URL", \.push.apnsProductionURL, allowed: "an https URL", help: """
+                    APNs's production endpoint (Apple's unless you test against a fake).
+                    """),
+                .text("LR_APNS_SANDBOX_URL", \.push.apnsSandboxURL, allowed: "an https URL", help: """
+                    APNs's sandbox endpoint, for development builds' device tokens.
+                    """),
+                .text("LR_APNS_CA_FILE", \.push.apnsCAFile, allowed: "a PEM file, or empty", help: """
+                    Certificate authorities to trust for APNs instead of the system's (a test's fake APNs); \
+                    empty: the system's.
+                    """),
+                .duration("LR_APNS_TIMEOUT_MS", \.push.apnsTimeout, .milliseconds, 100...120_000, help: """
+                    The longest one push may take, connecting included; a silent APNs rests the tenant's \
+                    pushes (5 s, doubling up to 5 minutes).
+                    """),
             ]),
             SettingGroup(title: "Mail", settings: [
                 .boolean("LR_MAIL_SENDER", \.mail.senderEnabled, help: """

@@ -35,6 +35,10 @@ public struct AppConfiguration: Sendable {
         }
         // The owner's URL falls back to the service's.
         if database.migrateURL.isEmpty { database.migrateURL = database.url }
+        for (variable, url) in [("LR_APNS_PRODUCTION_URL", push.apnsProductionURL), ("LR_APNS_SANDBOX_URL", push.apnsSandboxURL)]
+        where !url.hasPrefix("https://") || url.hasSuffix("/") || url.contains(" ") {
+            throw ConfigurationError(variable: variable, message: "must be an https URL without a path, like https://api.push.apple.com")
+        }
         guard push.watchRadiusMin <= push.watchRadiusMax else {
             throw ConfigurationError(variable: "LR_WATCH_RADIUS_MAX_M", message: "must be at least LR_WATCH_RADIUS_MIN_M (\(push.watchRadiusMin))")
         }
@@ -167,6 +171,21 @@ public struct PushSettings: Sendable {
     /// The smallest and largest radius of a watch, in metres.
     public var watchRadiusMin = 100
     public var watchRadiusMax = 50_000
+    /// Whether this replica sends pushes (every replica may; each push goes once).
+    public var senderEnabled = true
+    /// How often an idle sender looks for pushes to send.
+    public var pollInterval: Duration = .seconds(1)
+    /// Pushes one user gets per hour; more matches in the hour wait and go as one summary.
+    public var perUserPerHour = 3
+    /// How long a sender holds a tenant's queue without renewing it.
+    public var lease: Duration = .seconds(60)
+    /// The longest a tenant's pushes rest after APNs was busy, failing or silent.
+    public var backoffCap: Duration = .seconds(300)
+    /// Where APNs is, and how long a push may take.
+    public var apnsProductionURL = "https://api.push.apple.com"
+    public var apnsSandboxURL = "https://api.sandbox.push.apple.com"
+    public var apnsCAFile = ""
+    public var apnsTimeout: Duration = .seconds(10)
 }
 
 /// Photos on notes (issue 36): what an upload may be, and the sandboxed workers that decode it.

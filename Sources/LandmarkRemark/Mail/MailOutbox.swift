@@ -125,38 +125,8 @@ struct MailOutbox: Sendable {
         return !rows.isEmpty
     }
 
-    // MARK: - The tenant's queue
-
-    /// Takes (or renews) the tenant's queue for `holder` until `until`, unless another sender
-    /// holds it or its relay is resting; returns the relay's consecutive failures when taken.
-    func holdQueue(tenantID: Int64, holder: String, now: Date, until: Date, on connection: some PostgresQuerying) async throws -> Int? {
-        try await connection.query("""
-            INSERT INTO mail_queues AS q (tenant_id, held_by, held_until) VALUES (\(tenantID), \(holder), \(until))
-            ON CONFLICT (tenant_id) DO UPDATE SET held_by = excluded.held_by, held_until = excluded.held_until
-            WHERE (q.held_until IS NULL OR q.held_until <= \(now) OR q.held_by = \(holder))
-              AND (q.blocked_until IS NULL OR q.blocked_until <= \(now))
-            RETURNING q.relay_failures
-            """).first?.decode(Int.self, column: 0)
-    }
-
-    /// Lets the queue go; `relayWorked` clears the relay's failures.
-    func releaseQueue(tenantID: Int64, holder: String, relayWorked: Bool, on connection: some PostgresQuerying) async throws {
-        try await connection.query("""
-            UPDATE mail_queues SET held_by = NULL, held_until = NULL,
-                relay_failures = CASE WHEN \(relayWorked) THEN 0 ELSE relay_failures END,
-                last_error = CASE WHEN \(relayWorked) THEN NULL ELSE last_error END
-            WHERE tenant_id = \(tenantID) AND held_by = \(holder)
-            """)
-    }
-
-    /// The relay could not be used: no sender tries this tenant's queue before `until`.
-    func restQueue(tenantID: Int64, holder: String, until: Date, error: String, on connection: some PostgresQuerying) async throws {
-        try await connection.query("""
-            UPDATE mail_queues SET held_by = NULL, held_until = NULL, blocked_until = \(until), relay_failures = relay_failures + 1,
-                last_error = left(\(error), 500)
-            WHERE tenant_id = \(tenantID) AND held_by = \(holder)
-            """)
-    }
+    /// The tenants' queues: one sender at a time per tenant.
+    static let queues = SenderQueues(table: "mail_queues", failures: "relay_failures")
 
     /// The tenants with mail due (every tenant's, for the senders).
     func dueTenants(now: Date, on pool: PostgresPool) async throws -> [Int64] {

@@ -113,7 +113,7 @@ final class MailSender: Service, Sendable {
             // In a task of its own, which the cancellation does not reach. A message the relay
             // took but not yet recorded may go once more, as after a sender that died.
             await Task {
-                try? await db.run { try await outbox.releaseQueue(tenantID: tenantID, holder: self.holder, relayWorked: false, on: $0) }
+                try? await db.run { try await MailOutbox.queues.release(tenantID: tenantID, holder: self.holder, worked: false, on: $0) }
             }.value
             throw error
         }
@@ -122,7 +122,7 @@ final class MailSender: Service, Sendable {
     private func drainHeld(tenantID: Int64, relayFailures: Int, outbox: MailOutbox, db: TenantDB) async throws {
         guard let mail = try await db.run({ try await self.tenants.mail(tenantID: tenantID, on: $0, logger: self.logger) }) else {
             // The relay was removed while mail waited: try again in a minute, in case it comes back.
-            try await db.run { try await outbox.restQueue(
+            try await db.run { try await MailOutbox.queues.rest(
                 tenantID: tenantID, holder: self.holder, until: self.clock.now() + 60, error: "the tenant has no mail relay", on: $0) }
             return
         }
@@ -135,10 +135,10 @@ final class MailSender: Service, Sendable {
                 case .sent: relayWorked = true
                 case .recorded: break
                 case .relayUnavailable(let detail):
-                    let rest = Self.relayRest(failures: relayFailures, cap: settings.relayBackoffCap)
+                    let rest = SenderQueues.rest(failures: relayFailures, cap: settings.relayBackoffCap)
                     logger.warning("the mail relay cannot be used; the queue rests", metadata: [
                         "tenant": "\(mail.slug)", "error": "\(detail)", "rest_ms": "\(rest.milliseconds)"])
-                    try await db.run { try await outbox.restQueue(
+                    try await db.run { try await MailOutbox.queues.rest(
                         tenantID: tenantID, holder: self.holder, until: self.clock.now() + rest.timeInterval, error: detail, on: $0) }
                     return
                 }
@@ -146,7 +146,7 @@ final class MailSender: Service, Sendable {
                 guard try await db.run({ try await self.hold(tenantID, $0) }) != nil else { return }
             }
         }
-        try await db.run { try await outbox.releaseQueue(tenantID: tenantID, holder: self.holder, relayWorked: relayWorked, on: $0) }
+        try await db.run { try await MailOutbox.queues.release(tenantID: tenantID, holder: self.holder, worked: relayWorked, on: $0) }
     }
 
     private enum Sent { case sent, recorded, relayUnavailable(String) }
@@ -199,7 +199,7 @@ final class MailSender: Service, Sendable {
     private func hold(_ tenantID: Int64, _ connection: PostgresConnection) async throws -> Int? {
         guard let outbox else { return nil }
         let now = clock.now()
-        return try await outbox.holdQueue(tenantID: tenantID, holder: holder, now: now, until: now + settings.lease.timeInterval, on: connection)
+        return try await MailOutbox.queues.hold(tenantID: tenantID, holder: holder, now: now, until: now + settings.lease.timeInterval, on: connection)
     }
 
     /// A message's own retries: 30 s, 2, 5, 15, 30 minutes, then hourly, each ±20 % so that
@@ -207,22 +207,6 @@ final class MailSender: Service, Sendable {
     static func retryDelay(failures: Int) -> TimeInterval {
         let steps: [TimeInterval] = [30, 120, 300, 900, 1800, 3600]
         return steps[min(failures, steps.count - 1)] * Double.random(in: 0.8...1.2)
-    }
-
-    /// How long a relay that cannot be used rests: 5 s doubling per failure in a row, up to the cap.
-    static func relayRest(failures: Int, cap: Duration) -> Duration {
-        min(.seconds(5) * (1 << min(failures, 10)), cap)
-    }
-}
-
-/// The sender's statements on the tenant's behalf, each a transaction of its own.
-private struct TenantDB {
-    let pool: PostgresPool
-    let tenantID: Int64
-    let logger: Logger
-
-    func run<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        try await pool.withTenantTransaction(tenantID, logger: logger, body)
     }
 }
 

@@ -56,6 +56,8 @@ enum TestEnvironment {
         // No mail sender polling the shared database beside every suite: the mail suites
         // (MailTestRig) turn it on, or drive one of their own.
         configuration.mail.senderEnabled = false
+        // Nor a push sender: the push suites drive their own, against their fake APNs.
+        configuration.push.senderEnabled = false
         // One signing key for every service a test starts, as replicas share
         // LR_ACCESS_TOKEN_KEYS: a token one signed, another verifies.
         configuration.accounts.accessTokenKeys = [testSigningKey]
