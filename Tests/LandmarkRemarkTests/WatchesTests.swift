@@ -221,6 +221,30 @@ import Testing
         }
     }
 
+    @Test func signingOutWithTheDeviceRemovesIt() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let me = try await client.signup("leaving_d", tenant: tenant)
+            let other = try await client.signup("staying_d", tenant: tenant)
+            let body: [String: Any] = ["platform": "apns", "environment": "production", "app_id": "com.example.landmarks"]
+            let (mine, theirs) = (String(repeating: "a1", count: 32), String(repeating: "b2", count: 32))
+            #expect(try await client.call(.put, "/v1/me/devices/\(mine)", json: body, token: me.accessToken).status == .noContent)
+            #expect(try await client.call(.put, "/v1/me/devices/\(theirs)", json: body, token: other.accessToken).status == .noContent)
+            // A bad token is refused before anything changes: the session goes on.
+            #expect(try await client.call(.post, "/v1/auth/logout?device=xyz", token: me.accessToken).code == "malformed_request")
+            #expect(try await client.call(.get, "/v1/me", token: me.accessToken).status == .ok)
+            // Someone else's device stays theirs.
+            #expect(try await client.call(.post, "/v1/auth/logout?device=\(theirs)", token: me.accessToken).status == .noContent)
+            #expect(try await Self.device(theirs, of: tenant) != nil)
+            #expect(try await Self.device(mine, of: tenant) != nil, "only the one named")
+            let again = try await client.call(.post, "/v1/auth/login", json: ["username": "leaving_d", "password": me.password], tenant: tenant)
+            let token = try again.decode(API.TokenResponse.self).accessToken
+            #expect(try await client.call(.post, "/v1/auth/logout?device=\(mine.uppercased())", token: token).status == .noContent)
+            #expect(try await Self.device(mine, of: tenant) == nil)
+            #expect(try await client.call(.get, "/v1/me", token: token).status == .unauthorized)
+        }
+    }
+
     @Test func badDevicesAreRefusedAndAUsersOldestDeviceMakesRoom() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         try await withApp({ $0.push.devicesPerUser = 2 }) { client in

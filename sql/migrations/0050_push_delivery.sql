@@ -91,3 +91,39 @@ BEGIN
 END $$;
 REVOKE ALL ON FUNCTION push_due_tenants(timestamptz) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION push_due_tenants(timestamptz) TO landmark_app;
+
+-- Retention (RetentionService): a match not pushed within a day is old news, dropped (a tenant
+-- whose credentials come back after a week does not push the week); finished matches go after
+-- 7 days, pushes after 30 (what the hourly cap and the operator read). One batch per table.
+CREATE FUNCTION purge_push_records(p_batch bigint DEFAULT 10000) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
+AS $$
+DECLARE v_stale bigint; v_matches bigint; v_pushes bigint;
+BEGIN
+    WITH stale AS (
+        SELECT m.tenant_id, m.id FROM public.push_matches m
+        WHERE m.state = 'pending' AND m.created_at < now() - interval '1 day' LIMIT p_batch
+    ), dropped AS (
+        UPDATE public.push_matches m SET state = 'dropped', finished_at = now() FROM stale s
+        WHERE m.tenant_id = s.tenant_id AND m.id = s.id RETURNING 1
+    )
+    SELECT count(*) INTO v_stale FROM dropped;
+    WITH doomed AS (
+        SELECT m.tenant_id, m.id FROM public.push_matches m
+        WHERE m.state <> 'pending' AND m.finished_at < now() - interval '7 days' LIMIT p_batch
+    ), purged AS (
+        DELETE FROM public.push_matches m USING doomed d WHERE m.tenant_id = d.tenant_id AND m.id = d.id RETURNING 1
+    )
+    SELECT count(*) INTO v_matches FROM purged;
+    WITH doomed AS (
+        SELECT p.tenant_id, p.id FROM public.pushes p WHERE p.sent_at < now() - interval '30 days' LIMIT p_batch
+    ), purged AS (
+        DELETE FROM public.pushes p USING doomed d WHERE p.tenant_id = d.tenant_id AND p.id = d.id RETURNING 1
+    )
+    SELECT count(*) INTO v_pushes FROM purged;
+    RETURN greatest(v_stale, v_matches, v_pushes);
+END $$;
+REVOKE ALL ON FUNCTION purge_push_records(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION purge_push_records(bigint) TO landmark_app;
+CREATE INDEX push_matches_finished ON push_matches (finished_at) WHERE state <> 'pending';
+CREATE INDEX pushes_sent ON pushes (sent_at);

@@ -67,8 +67,11 @@ struct AccountService: Sendable {
     }
 
     /// Ends the caller's session, or all of the user's.
-    func logOut(_ identity: Identity, everywhere: Bool, logger: Logger) async throws {
+    func logOut(_ identity: Identity, everywhere: Bool, device: String? = nil, logger: Logger) async throws {
         try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+            if let device {
+                try await DeviceStore().unregister(tenantID: identity.tenantID, userID: identity.userID, token: device, on: connection)
+            }
             if everywhere {
                 try await sessions.revokeAll(tenantID: identity.tenantID, userID: identity.userID, keeping: nil, reason: "logout_all", on: connection)
             } else {

@@ -51,8 +51,13 @@ struct AuthController {
         case "true": all = true
         default: throw AppError.malformed("all must be true or false")
         }
+        // The app's own push device, removed with the session (issue 39).
+        let device = try parameters.string("device").map { text in
+            guard let token = DeviceRegistration.token(text) else { throw AppError.malformed("device must be an APNs device token: 64 to 200 hex digits") }
+            return token
+        }
         try parameters.finish()
-        try await accounts.logOut(identity, everywhere: all, logger: context.logger)
+        try await accounts.logOut(identity, everywhere: all, device: device, logger: context.logger)
         return .noContent
     }
 

@@ -104,6 +104,12 @@ struct AdminStore: Sendable {
         try await pool.query("SELECT purge_auth_revocations(\(keepingSeconds), \(batch))")[0].decode(Int.self, column: 0)
     }
 
+    /// One batch of `purge_push_records` (migration 0050): matches a day old dropped, finished
+    /// ones after 7 days, pushes after 30; the most rows of one table.
+    func purgePushRecords(batch: Int) async throws -> Int {
+        try await pool.query("SELECT purge_push_records(\(batch))")[0].decode(Int.self, column: 0)
+    }
+
     /// One batch of `purge_sign_in_records` (migrations 0011, 0012): spent ID tokens, guest
     /// counts, then stream tickets.
     func purgeSignInRecords(batch: Int) async throws -> [Int] {

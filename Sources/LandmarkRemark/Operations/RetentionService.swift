@@ -34,12 +34,14 @@ struct RetentionService: Service {
         var streamTickets = 0
         var events = 0
         var authRevocations = 0
+        /// Push matches dropped or removed, and pushes removed (the most of one table per batch).
+        var pushRecords = 0
         /// Not rows removed: suspended accounts enabled again, their suspension over.
         var suspensionsLifted = 0
 
         var total: Int {
             sessions + sessionTokens + loginFailures + loginAddresses + idempotencyKeys + idTokenUses + guestSignups
-                + streamTickets + events + authRevocations + suspensionsLifted
+                + streamTickets + events + authRevocations + pushRecords + suspensionsLifted
         }
     }
 
@@ -82,7 +84,9 @@ struct RetentionService: Service {
             purged.streamTickets += signIn[2]
             let revocations = try await store.purgeAuthRevocations(keepingSeconds: accessTokenLifetime, batch: Self.batch)
             purged.authRevocations += revocations
-            if (counts + signIn + [revocations]).max() ?? 0 < Self.batch { break }
+            let pushes = try await store.purgePushRecords(batch: Self.batch)
+            purged.pushRecords += pushes
+            if (counts + signIn + [revocations, pushes]).max() ?? 0 < Self.batch { break }
             try Task.checkCancellation()
         }
         purged.events = try await store.purgeEvents()

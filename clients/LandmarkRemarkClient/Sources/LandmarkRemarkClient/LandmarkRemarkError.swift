@@ -101,6 +101,8 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
     case tooManyPhotos
     /// The photo would take the user's (or the app's) photos past their quota.
     case photoQuotaExceeded
+    /// The user watches as many areas as they may (10 by default).
+    case tooManyWatches
     case other(String)
 
     public static let allCases: [ProblemCode] = [
@@ -110,6 +112,7 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         .unsupportedMediaType, .validationFailed, .idempotencyKeyReused, .queryTooBroad, .cannotBlockSelf, .tooManyBlocks, .cannotReportOwnContent, .contentRefused, .rateLimited,
         .internal, .unavailable, .emailNotVerified, .noEmail, .emailAlreadyVerified, .invalidCode, .codeExpired, .mailNotConfigured,
         .photoTooLarge, .unsupportedPhotoFormat, .photoTooManyPixels, .photoUnreadable, .tooManyPhotos, .photoQuotaExceeded,
+        .tooManyWatches,
     ]
 
     public init(rawValue: String) {
@@ -144,6 +147,7 @@ public enum ProblemCode: Sendable, Hashable, RawRepresentable, CaseIterable {
         case .queryTooBroad: "query_too_broad"
         case .cannotBlockSelf: "cannot_block_self"
         case .tooManyBlocks: "too_many_blocks"
+        case .tooManyWatches: "too_many_watches"
         case .cannotReportOwnContent: "cannot_report_own_content"
         case .contentRefused: "content_refused"
         case .rateLimited: "rate_limited"

@@ -2104,6 +2104,13 @@ public struct Client: APIProtocol {
                     name: "all",
                     value: input.query.all
                 )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "device",
+                    value: input.query.device
+                )
                 try converter.setHeaderFieldAsURI(
                     in: &request.headerFields,
                     name: "X-Tenant",

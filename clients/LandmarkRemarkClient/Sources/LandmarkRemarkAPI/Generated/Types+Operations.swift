@@ -2155,12 +2155,21 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/auth/logout/POST/query/all`.
                 public var all: Swift.Bool?
+                /// A device token of the caller's (`PUT /v1/me/devices/{device_token}`) to remove with the session: the app signing out stops its pushes. One that is not the caller's changes nothing.
+                ///
+                /// - Remark: Generated from `#/paths/v1/auth/logout/POST/query/device`.
+                public var device: Swift.String?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - all: `true` ends every session of the user.
-                public init(all: Swift.Bool? = nil) {
+                ///   - device: A device token of the caller's (`PUT /v1/me/devices/{device_token}`) to remove with the session: the app signing out stops its pushes. One that is not the caller's changes nothing.
+                public init(
+                    all: Swift.Bool? = nil,
+                    device: Swift.String? = nil
+                ) {
                     self.all = all
+                    self.device = device
                 }
             }
             public var query: Operations.logout.Input.Query
