@@ -227,6 +227,39 @@ import Testing
         await rig.fake.stop()
     }
 
+    @Test func quietHoursAcrossTheTimeZonesMidnightHoldPushesUntilTheyEnd() async throws {
+        let rig = try await Rig.start()
+        try await withApp(rig.configure) { client in
+            let sessions = try await Self.watcher(client, "sleeper_p", tenant: rig.tenant, devices: [40])
+            let set = try await client.call(
+                .patch, "/v1/me", json: ["time_zone": "Pacific/Auckland", "quiet_hours": "22:00-07:00"], token: sessions[0].accessToken)
+            #expect(set.status == .ok, "\(set.body)")
+            let author = try await client.signup("night_owl_p", tenant: rig.tenant)
+            // To 23:30 in Auckland, on the rig's clock.
+            let start = rig.clock.now()
+            let toHalfPastEleven = try await TestEnvironment.ownerScalar("""
+                SELECT extract(epoch FROM (((\(start) AT TIME ZONE 'Pacific/Auckland')::date + time '23:30') AT TIME ZONE 'Pacific/Auckland') - \(start))::float8
+                """, as: Double.self)
+            rig.clock.advance(toHalfPastEleven < 0 ? toHalfPastEleven + 86400 : toHalfPastEleven)
+            for index in 0..<4 { _ = try await client.createNote(author, "late \(index)", lat: Self.here.lat, lng: Self.here.lng) }
+            try await rig.deliver()
+            #expect(rig.fake.received.isEmpty, "nothing at 23:30")
+            // Past midnight, still quiet; at 06:59 too.
+            rig.clock.advance(7 * 3600 + 29 * 60)
+            try await rig.deliver()
+            #expect(rig.fake.received.isEmpty, "nothing at 06:59")
+            let until = try await TestEnvironment.ownerScalar("""
+                SELECT to_char(min(next_attempt_at) AT TIME ZONE 'Pacific/Auckland', 'HH24:MI') FROM push_matches WHERE tenant_id = \(rig.tenantID)
+                """, as: String.self)
+            #expect(until == "07:00")
+            rig.clock.advance(61)
+            try await rig.deliver()
+            let alert = (rig.delivered.last?.json?["aps"] as? [String: Any])?["alert"] as? [String: Any]
+            #expect(rig.delivered.count == 1 && alert?["title"] as? String == "4 new notes near Home", "what waited goes as one at 07:00")
+        }
+        await rig.fake.stop()
+    }
+
     @Test func twoReplicasSendEachPushOnce() async throws {
         let rig = try await Rig.start()
         try await withApp(rig.configure) { client in

@@ -173,7 +173,45 @@ import Testing
         }
     }
 
-    // MARK: - Devices
+    @Test func quietHoursAndATimeZoneAreSetShownClearedAndRefused() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withApp { client in
+            let me = try await client.signup("quiet_w", tenant: tenant)
+            func patch(_ json: [String: Any]) async throws -> APIResponse {
+                try await client.call(.patch, "/v1/me", json: json, token: me.accessToken)
+            }
+            let fresh = try await client.call(.get, "/v1/me", token: me.accessToken).decode(API.Me.self)
+            #expect(fresh.timeZone == nil && fresh.quietHours == nil)
+            let set = try await patch(["time_zone": "Pacific/Auckland", "quiet_hours": "22:00-07:00"])
+            #expect(set.status == .ok, "\(set.body)")
+            let shown = try set.decode(API.Me.self)
+            #expect(shown.timeZone == "Pacific/Auckland" && shown.quietHours == "22:00-07:00")
+            let refused: [(json: [String: Any], field: String)] = [
+                (["time_zone": "Mars/Olympus_Mons"], "time_zone"),
+                (["time_zone": "Europe/Paris'; DROP TABLE users; --"], "time_zone"),
+                (["time_zone": ""], "time_zone"),
+                (["time_zone": 2], "time_zone"),
+                (["quiet_hours": "24:00-07:00"], "quiet_hours"),
+                (["quiet_hours": "22:00-22:00"], "quiet_hours"),
+                (["quiet_hours": "22:00"], "quiet_hours"),
+                (["quiet_hours": "22:00-7:00"], "quiet_hours"),
+                (["quiet_hours": "22:60-07:00"], "quiet_hours"),
+                (["quiet_hours": "２２:00-07:00"], "quiet_hours"),
+                (["quiet_hours": 22], "quiet_hours"),
+            ]
+            for (json, field) in refused {
+                let response = try await patch(json)
+                #expect(response.code == "validation_failed" && response.errorFields == [field], "\(json): \(response.body)")
+            }
+            #expect(try await client.call(.get, "/v1/me", token: me.accessToken).decode(API.Me.self).quietHours == "22:00-07:00")
+            let cleared = try await patch(["time_zone": NSNull(), "quiet_hours": NSNull()]).decode(API.Me.self)
+            #expect(cleared.timeZone == nil && cleared.quietHours == nil)
+            let daytime = try await patch(["quiet_hours": "13:00-14:30"]).decode(API.Me.self)
+            #expect(daytime.quietHours == "13:00-14:30" && daytime.timeZone == nil)
+        }
+    }
+
+    // MARK: - Devices    // MARK: - Devices
 
     static let token = String(repeating: "ab12", count: 16)
 

@@ -62,6 +62,10 @@ struct ProfileChange: RequestBody {
 
     /// `.none`: keep; `.some(nil)`: remove.
     let email: String??
+    /// The time zone quiet hours are in, as given (PostgreSQL checks the name); `.some(nil)`: UTC.
+    let timeZone: String??
+    /// The quiet hours, `HH:MM` each; `.some(nil)`: none.
+    let quietHours: (start: String, end: String)??
     /// The new password, and what confirms the change (`password.current` or an ID token).
     let password: (new: String, confirmation: ChangeConfirmation)?
 
@@ -75,9 +79,44 @@ struct ProfileChange: RequestBody {
             for problem in problems { body.fail(problem.field, problem.message) }
         }
         let idToken = IDTokenFields.confirming(provider: request.provider, idToken: request.idToken, nonce: request.nonce, in: &body)
+        if let zone = request.timeZone ?? nil, !Self.isZoneName(zone) {
+            body.fail("time_zone", "must be an IANA time zone like Europe/Paris")
+        }
+        var quiet: (start: String, end: String)?? = .none
+        if let window = request.quietHours {
+            quiet = .some(nil)
+            if let window {
+                let parts = window.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+                if parts.count == 2, parts.allSatisfy(Self.isClockTime), parts[0] != parts[1] {
+                    quiet = .some((parts[0], parts[1]))
+                } else {
+                    body.fail("quiet_hours", "must be HH:MM-HH:MM on a 24-hour clock, start and end different, like 22:00-07:00")
+                }
+            }
+        }
         guard body.errors.isEmpty else { return nil }
         email = request.email
+        timeZone = request.timeZone
+        quietHours = quiet
         password = new.map { ($0, ChangeConfirmation(password: request.password?.current, idToken: idToken)) }
+    }
+}
+
+extension ProfileChange {
+    /// `Area/City` and the like: letters, digits, `/`, `_`, `+`, `-`; whether the database knows
+    /// it is asked when it is stored.
+    static func isZoneName(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy { $0 < 128 && (Character(UnicodeScalar($0)).isLetter || Character(UnicodeScalar($0)).isNumber || "/_+-".utf8.contains($0)) }
+    }
+
+    /// `HH:MM`, 00:00 to 23:59.
+    static func isClockTime(_ text: String) -> Bool {
+        let digits = Array(text.utf8)
+        guard digits.count == 5, digits[2] == UInt8(ascii: ":"), let hours = Int(text.prefix(2)), let minutes = Int(text.suffix(2)),
+            digits[0..<2].allSatisfy({ (48...57).contains($0) }), digits[3..<5].allSatisfy({ (48...57).contains($0) })
+        else { return false }
+        return hours < 24 && minutes < 60
     }
 }
 

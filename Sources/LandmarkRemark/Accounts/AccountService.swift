@@ -128,6 +128,11 @@ struct AccountService: Sendable {
             if case .some(let email) = change.email {
                 try await changeEmail(identity, to: email, address: address, languages: languages, on: connection, logger: logger)
             }
+            if change.timeZone != nil || change.quietHours != nil {
+                guard try await users.updateQuietHours(
+                    tenantID: identity.tenantID, id: identity.userID, timeZone: change.timeZone, quietHours: change.quietHours, on: connection)
+                else { throw AppError.validation(field: "time_zone", "is not a time zone this service knows (an IANA name like Europe/Paris)") }
+            }
             if let newHash {
                 try await users.updatePasswordHash(tenantID: identity.tenantID, id: identity.userID, hash: newHash, on: connection)
                 try await sessions.revokeAll(

@@ -186,6 +186,10 @@ struct Me: JSONResponse, Equatable {
     var moderation: Me.Moderation?
     /// Whether the user moderates the tenant (`admin.set_moderator`): the `/v1/moderation` endpoints answer them.
     var moderator: Bool
+    /// The user's IANA time zone (`PATCH /v1/me`), for the quiet hours; null: UTC.
+    var timeZone: String?
+    /// The user's quiet hours (`PATCH /v1/me`), `HH:MM-HH:MM` in `time_zone`; null: none.
+    var quietHours: String?
 
     func write(to json: inout JSONWriter) {
         json.object { json in
@@ -213,8 +217,12 @@ struct Me: JSONResponse, Equatable {
             json.string(pendingEmail)
             json.key("place_count")
             json.integer(Int64(placeCount))
+            json.key("quiet_hours")
+            json.string(quietHours)
             json.key("terms_version")
             json.string(termsVersion)
+            json.key("time_zone")
+            json.string(timeZone)
             json.key("username")
             json.string(username)
         }
@@ -356,6 +364,10 @@ struct UpdateMeRequest: Sendable, Equatable {
     var idToken: String?
     /// The nonce the app gave the provider. The token must carry it: as its SHA-256 in lowercase hex (Apple, Google's iOS SDK) or as is, as the tenant's provider setting says.
     var nonce: String?
+    /// An IANA time zone (`Europe/Paris`, `Pacific/Auckland`) for the quiet hours, as the device reports it (`TimeZone.current.identifier`); null removes it (UTC).
+    var timeZone: String??
+    /// Quiet hours: a daily window `HH:MM-HH:MM` (24-hour clock) in the user's `time_zone` (UTC when none) when no push is sent; what matched meanwhile waits for its end. It may cross midnight (`22:00-07:00`); start and end differ. Null: none.
+    var quietHours: String??
 
     /// A password change; it ends every other session of the user. Confirm it with `current`, or with a fresh ID token (`provider`, `id_token`); a guest, which has neither, sets its first password with `new` alone.
     /// Generated: each field as read with its JSON type; nil where it is absent or wrong (the
@@ -383,6 +395,8 @@ struct UpdateMeRequest: Sendable, Equatable {
         provider = reader.string("provider", required: false)
         idToken = reader.string("id_token", required: false)
         nonce = reader.string("nonce", required: false)
+        timeZone = reader.nullable("time_zone") { reader in reader.string("time_zone", required: false) }
+        quietHours = reader.nullable("quiet_hours") { reader in reader.string("quiet_hours", required: false) }
     }
 }
 

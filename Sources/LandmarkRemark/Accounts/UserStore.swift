@@ -79,7 +79,8 @@ struct UserStore: Sendable {
             SELECT u.id, u.username, u.email, u.created_at, u.guest, u.password_hash IS NOT NULL,
                    (SELECT count(*) FROM notes n WHERE n.tenant_id = \(tenantID) AND n.user_id = u.id),
                    (SELECT count(*) FROM places p WHERE p.tenant_id = \(tenantID) AND p.created_by = u.id),
-                   u.terms_version, u.moderation, u.moderator, u.email_verified_at IS NOT NULL, \(Self.pendingEmail(tenantID: tenantID))
+                   u.terms_version, u.moderation, u.moderator, u.email_verified_at IS NOT NULL, \(Self.pendingEmail(tenantID: tenantID)),
+                   u.time_zone, to_char(u.quiet_start, 'HH24:MI') || '-' || to_char(u.quiet_end, 'HH24:MI')
             FROM users u
             WHERE u.tenant_id = \(tenantID) AND u.id = \(id)
             """)
@@ -91,7 +92,26 @@ struct UserStore: Sendable {
             pendingEmail: try row.decode(String?.self, column: 12), createdAt: created, guest: guest, hasPassword: hasPassword,
             identities: [], noteCount: notes, placeCount: places, termsVersion: try row.decode(String?.self, column: 8),
             moderation: try row.decode(String?.self, column: 9).flatMap(Me.Moderation.init(rawValue:)),
-            moderator: try row.decode(Bool.self, column: 10))
+            moderator: try row.decode(Bool.self, column: 10), timeZone: try row.decode(String?.self, column: 13),
+            quietHours: try row.decode(String?.self, column: 14))
+    }
+
+    /// Sets the time zone and quiet hours given (`.some(nil)` clears one; `.none` keeps it).
+    /// False, with nothing changed, when the time zone is not one PostgreSQL knows.
+    func updateQuietHours(
+        tenantID: Int64, id: Int64, timeZone: String??, quietHours: (start: String, end: String)??, on connection: PostgresConnection
+    ) async throws -> Bool {
+        if case .some(.some(let zone)) = timeZone {
+            let known = try await connection.query("SELECT EXISTS (SELECT FROM pg_timezone_names WHERE name = \(zone))")[0].decode(Bool.self)
+            guard known else { return false }
+        }
+        let zone: PostgresQuery = timeZone.map { "\($0)::text" } ?? "time_zone"
+        let start: PostgresQuery = quietHours.map { "\($0?.start)::time" } ?? "quiet_start"
+        let end: PostgresQuery = quietHours.map { "\($0?.end)::time" } ?? "quiet_end"
+        try await connection.query("""
+            UPDATE users SET time_zone = \(zone), quiet_start = \(start), quiet_end = \(end) WHERE tenant_id = \(tenantID) AND id = \(id)
+            """)
+        return true
     }
 
     /// An address `users u`'s email is being changed to: the newest live verification code's,

@@ -19,6 +19,8 @@ struct PushOutbox: Sendable {
         let author: String
         let body: String
         let pushable: Bool
+        /// When the watcher's quiet hours end, if they are in them now.
+        let quietUntil: Date?
     }
 
     func dueTenants(now: Date, on pool: PostgresPool) async throws -> [Int64] {
@@ -34,8 +36,10 @@ struct PushOutbox: Sendable {
                        SELECT FROM hidden_authors h WHERE h.tenant_id = m.tenant_id AND h.viewer_id = m.user_id AND h.author_id = n.user_id)
                    AND NOT EXISTS (
                        SELECT FROM reports r WHERE r.tenant_id = m.tenant_id AND r.reporter_id = m.user_id
-                         AND r.target_type = 'note' AND r.target_id = n.id)
+                         AND r.target_type = 'note' AND r.target_id = n.id),
+                   quiet_until(\(now), wu.time_zone, wu.quiet_start, wu.quiet_end)
             FROM push_matches m
+            JOIN users wu ON wu.tenant_id = m.tenant_id AND wu.id = m.user_id
             JOIN watches w ON w.tenant_id = m.tenant_id AND w.id = m.watch_id
             LEFT JOIN places p ON p.tenant_id = w.tenant_id AND p.id = w.place_id
             JOIN notes n ON n.tenant_id = m.tenant_id AND n.id = m.note_id
@@ -46,7 +50,9 @@ struct PushOutbox: Sendable {
             """).map { row in
             let (id, userID, watchID, noteID, area, author, body, pushable) =
                 try row.decode((Int64, Int64, Int64, Int64, String?, String, String, Bool).self)
-            return Due(id: id, userID: userID, watchID: watchID, noteID: noteID, area: area, author: author, body: body, pushable: pushable)
+            return Due(
+                id: id, userID: userID, watchID: watchID, noteID: noteID, area: area, author: author, body: body, pushable: pushable,
+                quietUntil: try row.decode(Date?.self, column: 8))
         }
     }
 
@@ -90,7 +96,7 @@ struct PushOutbox: Sendable {
             """)
     }
 
-    /// Leaves matches for later (the user's hour is full).
+    /// Leaves matches for later (the user's hour is full, or their quiet hours are on).
     func postpone(tenantID: Int64, ids: [Int64], until: Date, on connection: some PostgresQuerying) async throws {
         try await connection.query("""
             UPDATE push_matches SET next_attempt_at = \(until) WHERE tenant_id = \(tenantID) AND id = ANY(\(ids)) AND state = 'pending'

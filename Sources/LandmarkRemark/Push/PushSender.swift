@@ -11,7 +11,7 @@ import Synchronization
 /// failing or silent rests the tenant's queue (5 s, doubling up to the cap) with its matches
 /// left pending; a device APNs calls gone is removed.
 ///
-/// Per user: at most `perUserPerHour` pushes in any hour. Matches beyond wait for the hour
+/// Per user: nothing in their quiet hours, and at most `perUserPerHour` pushes in any hour. Matches beyond wait for the hour
 /// to allow another push, and go then as one summary ("5 new notes near Home"), as do more
 /// matches at once than the hour has room for.
 final class PushSender: Service, Sendable {
@@ -133,6 +133,11 @@ final class PushSender: Service, Sendable {
         if !stale.isEmpty { try await db.run { try await self.outbox.drop(tenantID: tenantID, ids: stale, now: now, on: $0) } }
         let pushable = matches.filter(\.pushable)
         guard !pushable.isEmpty else { return .done(sent: false) }
+        // Never in the user's quiet hours: what matched waits for their end.
+        if let until = pushable.compactMap(\.quietUntil).min() {
+            try await db.run { try await self.outbox.postpone(tenantID: tenantID, ids: pushable.map(\.id), until: until, on: $0) }
+            return .done(sent: false)
+        }
         let (count, first) = try await db.run { try await self.outbox.sent(tenantID: tenantID, userID: userID, since: now - 3600, on: $0) }
         let room = settings.perUserPerHour - count
         guard room > 0 else {

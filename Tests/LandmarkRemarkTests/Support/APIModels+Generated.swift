@@ -311,6 +311,10 @@ extension API {
         @Nullable var moderation: String?
         /// Whether the user moderates the tenant (`admin.set_moderator`): the `/v1/moderation` endpoints answer them.
         let moderator: Bool
+        /// The user's IANA time zone (`PATCH /v1/me`), for the quiet hours; null: UTC.
+        @Nullable var timeZone: String?
+        /// The user's quiet hours (`PATCH /v1/me`), `HH:MM-HH:MM` in `time_zone`; null: none.
+        @Nullable var quietHours: String?
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -327,6 +331,8 @@ extension API {
             case termsVersion = "terms_version"
             case moderation
             case moderator
+            case timeZone = "time_zone"
+            case quietHours = "quiet_hours"
         }
     }
 
