@@ -500,6 +500,14 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Me/moderator`.
             public var moderator: Swift.Bool
+            /// The user's IANA time zone (`PATCH /v1/me`), for the quiet hours; null: UTC.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Me/time_zone`.
+            public var time_zone: Swift.String?
+            /// The user's quiet hours (`PATCH /v1/me`), `HH:MM-HH:MM` in `time_zone`; null: none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Me/quiet_hours`.
+            public var quiet_hours: Swift.String?
             /// Creates a new `Me`.
             ///
             /// - Parameters:
@@ -517,6 +525,8 @@ extension Components {
             ///   - terms_version: The version of the tenant's terms the user accepted (`POST /v1/me/terms`); null if none.
             ///   - moderation: `pending` while the account is held for a moderator (reported as a user by as many users as the tenant's threshold): until a decision, no one else sees it, its profile or its notes. Null otherwise.
             ///   - moderator: Whether the user moderates the tenant (`admin.set_moderator`): the `/v1/moderation` endpoints answer them.
+            ///   - time_zone: The user's IANA time zone (`PATCH /v1/me`), for the quiet hours; null: UTC.
+            ///   - quiet_hours: The user's quiet hours (`PATCH /v1/me`), `HH:MM-HH:MM` in `time_zone`; null: none.
             public init(
                 id: Components.Schemas.Id,
                 username: Components.Schemas.Username,
@@ -531,7 +541,9 @@ extension Components {
                 place_count: Swift.Int,
                 terms_version: Swift.String? = nil,
                 moderation: Components.Schemas.Me.moderationPayload? = nil,
-                moderator: Swift.Bool
+                moderator: Swift.Bool,
+                time_zone: Swift.String? = nil,
+                quiet_hours: Swift.String? = nil
             ) {
                 self.id = id
                 self.username = username
@@ -547,6 +559,8 @@ extension Components {
                 self.terms_version = terms_version
                 self.moderation = moderation
                 self.moderator = moderator
+                self.time_zone = time_zone
+                self.quiet_hours = quiet_hours
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -563,6 +577,8 @@ extension Components {
                 case terms_version
                 case moderation
                 case moderator
+                case time_zone
+                case quiet_hours
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -622,6 +638,14 @@ extension Components {
                     Swift.Bool.self,
                     forKey: .moderator
                 )
+                self.time_zone = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .time_zone
+                )
+                self.quiet_hours = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .quiet_hours
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
                     "username",
@@ -636,7 +660,9 @@ extension Components {
                     "place_count",
                     "terms_version",
                     "moderation",
-                    "moderator"
+                    "moderator",
+                    "time_zone",
+                    "quiet_hours"
                 ])
             }
         }
@@ -726,6 +752,14 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/UpdateMeRequest/nonce`.
             public var nonce: Swift.String?
+            /// An IANA time zone (`Europe/Paris`, `Pacific/Auckland`) for the quiet hours, as the device reports it (`TimeZone.current.identifier`); null removes it (UTC).
+            ///
+            /// - Remark: Generated from `#/components/schemas/UpdateMeRequest/time_zone`.
+            public var time_zone: Swift.String?
+            /// Quiet hours: a daily window `HH:MM-HH:MM` (24-hour clock) in the user's `time_zone` (UTC when none) when no push is sent; what matched meanwhile waits for its end. It may cross midnight (`22:00-07:00`); start and end differ. Null: none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/UpdateMeRequest/quiet_hours`.
+            public var quiet_hours: Swift.String?
             /// Creates a new `UpdateMeRequest`.
             ///
             /// - Parameters:
@@ -734,18 +768,24 @@ extension Components {
             ///   - provider: With `id_token`: the provider of the confirming ID token.
             ///   - id_token: Instead of the password: an ID token of one of the account's identities, issued at most 5 minutes ago (sign in with the provider again).
             ///   - nonce: The nonce the app gave the provider. The token must carry it: as its SHA-256 in lowercase hex (Apple, Google's iOS SDK) or as is, as the tenant's provider setting says.
+            ///   - time_zone: An IANA time zone (`Europe/Paris`, `Pacific/Auckland`) for the quiet hours, as the device reports it (`TimeZone.current.identifier`); null removes it (UTC).
+            ///   - quiet_hours: Quiet hours: a daily window `HH:MM-HH:MM` (24-hour clock) in the user's `time_zone` (UTC when none) when no push is sent; what matched meanwhile waits for its end. It may cross midnight (`22:00-07:00`); start and end differ. Null: none.
             public init(
                 email: Swift.String? = nil,
                 password: Components.Schemas.UpdateMeRequest.passwordPayload? = nil,
                 provider: Components.Schemas.UpdateMeRequest.providerPayload? = nil,
                 id_token: Swift.String? = nil,
-                nonce: Swift.String? = nil
+                nonce: Swift.String? = nil,
+                time_zone: Swift.String? = nil,
+                quiet_hours: Swift.String? = nil
             ) {
                 self.email = email
                 self.password = password
                 self.provider = provider
                 self.id_token = id_token
                 self.nonce = nonce
+                self.time_zone = time_zone
+                self.quiet_hours = quiet_hours
             }
             public enum CodingKeys: String, CodingKey {
                 case email
@@ -753,6 +793,8 @@ extension Components {
                 case provider
                 case id_token
                 case nonce
+                case time_zone
+                case quiet_hours
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -776,12 +818,22 @@ extension Components {
                     Swift.String.self,
                     forKey: .nonce
                 )
+                self.time_zone = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .time_zone
+                )
+                self.quiet_hours = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .quiet_hours
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "email",
                     "password",
                     "provider",
                     "id_token",
-                    "nonce"
+                    "nonce",
+                    "time_zone",
+                    "quiet_hours"
                 ])
             }
         }
