@@ -14,6 +14,7 @@ import * as places from './places.js';
 import * as live from './live.js';
 import * as dialogs from './dialogs.js';
 import * as safety from './safety.js';
+import * as watches from './watches.js';
 import * as terms from './terms.js';
 import * as profile from './profile.js';
 import * as moderation from './moderation.js';
@@ -441,6 +442,7 @@ function wireApp() {
   search.init();
   photos.init({ showError, announce });
   safety.init({ showError, announce });
+  watches.init({ here: () => mapView.here(), announce });
   terms.init({ showError, announce });
   profile.init();
   moderation.init({ showError, announce, onDecided: decided });
