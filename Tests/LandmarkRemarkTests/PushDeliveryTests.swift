@@ -204,7 +204,7 @@ import Testing
                 to: Self.deviceToken(7), with: .status(429, reason: "TooManyRequests"), .status(503, reason: "ServiceUnavailable"), .hang)
             _ = try await client.createNote(author, "eventually", lat: Self.here.lat, lng: Self.here.lng)
             let statuses: [Int] = [429, 503]
-            for (attempt, status) in statuses.enumerated() {
+            for attempt in statuses.indices {
                 try await rig.deliver(timeout: .seconds(5))
                 #expect(rig.fake.received.map(\.status) == Array(statuses.prefix(attempt + 1)))
                 #expect(try await rig.matchStates() == ["pending"])
