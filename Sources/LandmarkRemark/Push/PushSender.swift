@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import Postgres
 import ServiceLifecycle
-import Synchronization
 
 /// Sends the pushes matching queued (`push_matches`). Every replica may run one: per tenant,
 /// the sender that holds the tenant's queue sends its due matches, user by user, and records
@@ -25,7 +24,6 @@ final class PushSender: Service, Sendable {
     let logger: Logger
     /// Who holds a queue: unique per sender.
     let holder: String
-    private let napping = Mutex<Task<Void, Never>?>(nil)
 
     init(pool: PostgresPool, credentials: TenantAPNsStore?, apns: APNsClient, clock: WallClock, settings: PushSettings, logger: Logger) {
         self.pool = pool
