@@ -69,6 +69,11 @@ import Testing
             }
         }
 
+        /// Expands what the writes matched, as a sender does first; returns the notes taken.
+        func expand() async throws -> Int {
+            try await TestEnvironment.ownerScalar("SELECT expand_push_notes(\(tenantID), 1000)", as: Int.self)
+        }
+
         /// The states of the tenant's matches, oldest first.
         func matchStates() async throws -> [String] {
             try await TestEnvironment.withOwnerPool { pool in
@@ -185,8 +190,9 @@ import Testing
                 try await pool.query("SELECT token FROM devices WHERE tenant_id = \(rig.tenantID) ORDER BY token").map { try $0.decode(String.self) }
             }
             #expect(left == [Self.deviceToken(4), Self.deviceToken(5)], "the gone one removed")
-            // Blocked after the match, before the send: dropped, not sent.
+            // Blocked after the match was expanded, before the send: dropped, not sent.
             _ = try await client.createNote(author, "again", lat: Self.here.lat, lng: Self.here.lng)
+            #expect(try await rig.expand() == 1)
             #expect(try await client.call(.put, "/v1/me/blocks/author_q", token: sessions[0].accessToken).status == .noContent)
             try await rig.deliver()
             #expect(rig.delivered.count == 1)

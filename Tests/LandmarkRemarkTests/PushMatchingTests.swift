@@ -4,14 +4,27 @@ import LandmarkRemark
 import Postgres
 import Testing
 
-/// Matching new notes against watches (issue 39, migration 0049): done by the database as the
-/// note is written, through the watches' index, into `push_matches`, which the senders read.
-/// Each test writes notes through the API and reads what was matched.
+/// Matching new notes against watches (issue 39, migrations 0049 and 0052): done by the database
+/// as the note is written, through the watches' index, into one `push_notes` row per note,
+/// which a sender expands into `push_matches`, one per watcher who may be told. Each test
+/// writes notes through the API, expands as a sender would, and reads what was matched.
 @Suite(.timeLimit(.minutes(10))) struct PushMatchingTests {
-    /// The watchers a note was matched to, with the watch each match names.
+    /// A tenant that can push: APNs credentials set (no sender runs here, so the key is never
+    /// opened). Matching is off in a tenant without them.
+    static func pushTenant() async throws -> String {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await TestEnvironment.withOwnerPool { pool in
+            try await pool.query("SELECT admin.set_tenant_apns(\(tenant), 'TEAM123456', 'KEY1234567', '-----BEGIN PRIVATE KEY-----\nnot used')")
+        }
+        return tenant
+    }
+
+    /// The watchers a note was matched to, with the watch each match names, once a sender
+    /// expanded what the write matched.
     static func matches(note: String) async throws -> [(user: String, watch: String)] {
         try await TestEnvironment.withOwnerPool { pool in
-            try await pool.query("SELECT user_id, watch_id FROM push_matches WHERE note_id = \(Int64(note)!) ORDER BY user_id").map { row in
+            try await pool.query("SELECT expand_push_notes(tenant_id, 1000) FROM notes WHERE id = \(Int64(note)!)")
+            return try await pool.query("SELECT user_id, watch_id FROM push_matches WHERE note_id = \(Int64(note)!) ORDER BY user_id").map { row in
                 let (user, watch) = try row.decode((Int64, Int64).self)
                 return (String(user), String(watch))
             }
@@ -44,7 +57,7 @@ import Testing
     }
 
     @Test func aNoteIsMatchedByGeodesicDistanceToTheMetreAndAcrossTheAntimeridian() async throws {
-        let tenant = try await TestEnvironment.makeTenant()
+        let tenant = try await Self.pushTenant()
         try await withApp { client in
             let author = try await client.signup("author_m", tenant: tenant)
             // At 60° north a degree of longitude is half a degree of latitude: a circle drawn
@@ -76,7 +89,7 @@ import Testing
     }
 
     @Test func noMatchForOnesOwnNoteAPrivateOneAHiddenAuthorAHeldNoteOrAWatcherWithoutDevice() async throws {
-        let tenant = try await TestEnvironment.makeTenant()
+        let tenant = try await Self.pushTenant()
         let here = (lat: -33.8688, lng: 151.2093)
         try await withApp { client in
             let author = try await client.signup("author_n", tenant: tenant)
@@ -87,7 +100,7 @@ import Testing
             let deviceless = try await client.signup("deviceless_n", tenant: tenant)
             _ = try await Self.watch(client, deviceless, near: here, radius: 500)
             // Another tenant's watcher at the same spot hears nothing of this one.
-            let elsewhere = try await TestEnvironment.makeTenant()
+            let elsewhere = try await Self.pushTenant()
             let (stranger, _) = try await Self.watcher(client, "stranger_n", tenant: elsewhere, near: here, radius: 500)
             // The author watches too, and never hears of their own notes.
             #expect(try await client.call(.put, "/v1/me/devices/\(String(repeating: "ee", count: 32))", json: Self.device, token: author.accessToken).status == .noContent)
@@ -100,9 +113,21 @@ import Testing
             #expect(report.status == .created, "\(report.body)")
 
             let note = try await client.createNote(author, "a public note", lat: here.lat, lng: here.lng).id
+            // The write keeps one row for the note: every watcher in reach but the author. The
+            // rest is the sender's to sort out.
+            #expect(try await TestEnvironment.ownerScalar(
+                "SELECT cardinality(watchers) FROM push_notes WHERE note_id = \(Int64(note)!)", as: Int.self) == 5)
             #expect(try await Self.matched(note: note) == [fan.userID], "only the fan: not the author, either side of a block, the reporter, no device, another tenant")
+            #expect(try await TestEnvironment.ownerScalar("SELECT count(*)::int FROM push_notes WHERE note_id = \(Int64(note)!)", as: Int.self) == 0)
             #expect(try await Self.matched(note: try await client.createNote(author, "a private one", lat: here.lat, lng: here.lng, visibility: "private").id).isEmpty)
             _ = stranger
+
+            // A tenant that cannot push (no APNs credentials) does no matching at all.
+            let mute = try await TestEnvironment.makeTenant()
+            _ = try await Self.watcher(client, "listener_n", tenant: mute, near: here, radius: 500)
+            let unheard = try await client.createNote(try await client.signup("author_mute", tenant: mute), "nobody hears", lat: here.lat, lng: here.lng).id
+            #expect(try await TestEnvironment.ownerScalar("SELECT count(*)::int FROM push_notes WHERE note_id = \(Int64(unheard)!)", as: Int.self) == 0)
+            #expect(try await Self.matched(note: unheard).isEmpty)
 
             // A note held by the word list is matched when a moderator releases it, not before.
             try await TestEnvironment.withOwnerPool {
@@ -131,7 +156,7 @@ import Testing
     }
 
     @Test func overlappingWatchesMatchOnceByTheSmallestAndAGoneWatchOrDeviceMatchesNothing() async throws {
-        let tenant = try await TestEnvironment.makeTenant()
+        let tenant = try await Self.pushTenant()
         let here = (lat: 51.5074, lng: -0.1278)
         try await withApp { client in
             let author = try await client.signup("author_o", tenant: tenant)

@@ -87,6 +87,11 @@ import Testing
                        CASE n.body WHEN 'sent-8d' THEN now() - interval '8 days' WHEN 'sent-6d' THEN now() - interval '6 days' END
                 FROM w, n
                 """)
+            // A note's watchers not expanded by a sender within a day (0052): old news, deleted.
+            try await pool.query("""
+                INSERT INTO push_notes (tenant_id, note_id, watchers, watches, created_at) VALUES
+                    (\(tenantID), -2, '{}', '{}', now() - interval '25 hours'), (\(tenantID), -1, '{}', '{}', now() - interval '23 hours')
+                """)
             try await pool.query("""
                 INSERT INTO pushes (tenant_id, user_id, matches, delivered, sent_at) VALUES
                     (\(tenantID), \(user), 1, 1, now() - interval '31 days'), (\(tenantID), \(user), 1, 1, now() - interval '29 days')
@@ -111,6 +116,7 @@ import Testing
                     FROM auth_revocations WHERE tenant_id = \(tenantID) AND epoch > 1000000
                     UNION ALL SELECT 'match ' || n.body || ' ' || m.state
                     FROM push_matches m JOIN notes n ON n.tenant_id = m.tenant_id AND n.id = m.note_id WHERE m.tenant_id = \(tenantID)
+                    UNION ALL SELECT 'notes ' || CASE note_id WHEN -2 THEN 'old' ELSE 'recent' END FROM push_notes WHERE tenant_id = \(tenantID)
                     UNION ALL SELECT 'push ' || CASE WHEN sent_at < now() - interval '30 days' THEN 'old' ELSE 'recent' END
                     FROM pushes WHERE tenant_id = \(tenantID)
                 ) rows ORDER BY label
@@ -132,7 +138,7 @@ import Testing
         let left = try await Self.remaining(tenant: tenant)
         #expect(left == [
             "address recent", "failures addr:blocked", "failures addr:fresh", "idempotency recent",
-            "match pending-2d dropped", "match pending-recent pending", "match sent-6d sent", "push recent", "revocation recent",
+            "match pending-2d dropped", "match pending-recent pending", "match sent-6d sent", "notes recent", "push recent", "revocation recent",
             "session expired-1d", "session revoked-1d", "token 1d",
         ], "\(left)")
         // Operators' version, as the owner: nothing of this tenant is left to purge.
@@ -141,7 +147,7 @@ import Testing
             "sessions", "session_tokens", "login_failures", "login_addresses", "idempotency_keys", "id_token_uses",
             "guest_signups", "stream_tickets", "events",
         ])
-        #expect(try await Self.remaining(tenant: tenant).count == 12)
+        #expect(try await Self.remaining(tenant: tenant).count == 13)
     }
 
     @Test func aRefreshWithinGraceStillWorksAfterAPurgeAndReuseIsStillCaught() async throws {

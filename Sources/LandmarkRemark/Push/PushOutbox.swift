@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 
-/// The senders' SQL over what matching queued (migrations 0049, 0050): the due matches as they
-/// stand now, the watcher's live devices, and the record of each push. Every statement names
+/// The senders' SQL over what matching queued (migrations 0049, 0050, 0052): the notes' watchers
+/// turned into matches, the due matches as they stand now, the watcher's live devices, and the record of each push. Every statement names
 /// its tenant (Citus routes it to one shard).
 struct PushOutbox: Sendable {
     static let queues = SenderQueues(table: "push_queues", failures: "failures")
@@ -25,6 +25,12 @@ struct PushOutbox: Sendable {
 
     func dueTenants(now: Date, on pool: PostgresPool) async throws -> [Int64] {
         try await pool.query("SELECT push_due_tenants(\(now))").map { try $0.decode(Int64.self, column: 0) }
+    }
+
+    /// Turns up to `limit` of the tenant's matched notes (`push_notes`, one row per note, as the
+    /// write left them) into matches, one per watcher who may be told; returns the notes taken.
+    func expand(tenantID: Int64, limit: Int, on connection: some PostgresQuerying) async throws -> Int {
+        try await connection.query("SELECT expand_push_notes(\(tenantID), \(limit)::integer)")[0].decode(Int.self, column: 0)
     }
 
     /// The tenant's due matches, user by user, oldest first.

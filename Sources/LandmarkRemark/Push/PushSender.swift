@@ -4,9 +4,9 @@ import Logging
 import Postgres
 import ServiceLifecycle
 
-/// Sends the pushes matching queued (`push_matches`). Every replica may run one: per tenant,
-/// the sender that holds the tenant's queue sends its due matches, user by user, and records
-/// each push; the others find the queue held and move on, so each push goes once. APNs busy,
+/// Sends the pushes matching queued. Every replica may run one: per tenant, the sender that
+/// holds the tenant's queue turns the notes the write matched (`push_notes`) into matches per
+/// watcher (`push_matches`), sends the due ones, user by user, and records each push; the others find the queue held and move on, so each push goes once. APNs busy,
 /// failing or silent rests the tenant's queue (5 s, doubling up to the cap) with its matches
 /// left pending; a device APNs calls gone is removed.
 ///
@@ -94,8 +94,12 @@ final class PushSender: Service, Sendable {
         }
         var worked = false
         while true {
+            let expanded = try await db.run { try await self.outbox.expand(tenantID: tenantID, limit: 100, on: $0) }
             let due = try await db.run { try await self.outbox.due(tenantID: tenantID, now: self.clock.now(), limit: 500, on: $0) }
-            if due.isEmpty { break }
+            if due.isEmpty {
+                if expanded > 0 { continue }
+                break
+            }
             var byUser: [(userID: Int64, matches: [PushOutbox.Due])] = []
             for match in due {
                 if byUser.last?.userID == match.userID { byUser[byUser.count - 1].matches.append(match) } else { byUser.append((match.userID, [match])) }
