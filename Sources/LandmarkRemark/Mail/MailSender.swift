@@ -3,7 +3,6 @@ import Logging
 import Mail
 import Postgres
 import ServiceLifecycle
-import Synchronization
 
 /// Delivers the outbox. Every replica may run one: per tenant, the sender that holds the
 /// tenant's queue sends its due messages in order, one at a time, and records each; the others
@@ -18,13 +17,11 @@ final class MailSender: Service, Sendable {
     let clock: WallClock
     let settings: MailSettings
     let logger: Logger
-    /// Who holds a queue: unique per sender, so a sender that died is told from a live one.
-    let holder: String
+    /// The polling, the queues' holding and resting, shared with the push sender.
+    let loop: SenderLoop
     /// Runs after the relay accepted a message and before it is recorded: tests make a sender
     /// die there (it throws), the window in which a message is sent twice.
     let afterAccepted: @Sendable (Int64) async throws -> Void
-    /// Whether a message was made here since the sender last looked, and its nap to cut short.
-    private let wake = Mutex<(poked: Bool, nap: Task<Void, Never>?)>((false, nil))
 
     init(
         pool: PostgresPool, outbox: MailOutbox?, tenants: TenantMailStore, clock: WallClock, settings: MailSettings, logger: Logger,
@@ -38,45 +35,16 @@ final class MailSender: Service, Sendable {
         self.settings = settings
         self.logger = logger
         self.afterAccepted = afterAccepted
-        holder = "\(ProcessInfo.processInfo.hostName.prefix(60))/\(getpid())/\(UUID().uuidString.prefix(8))"
+        loop = SenderLoop(
+            queues: MailOutbox.queues, pool: pool, clock: clock, lease: settings.lease, pollInterval: settings.pollInterval, logger: logger)
     }
 
     /// Tells an idle sender that a message was just written.
-    func poke() {
-        wake.withLock { state in
-            state.poked = true
-            state.nap?.cancel()
-        }
-    }
-
-    /// Sleeps the poll interval, or less when poked.
-    private func nap() async {
-        let nap = Task { _ = try? await Task.sleep(for: self.settings.pollInterval) }
-        let poked = wake.withLock { state in
-            state.nap = nap
-            defer { state.poked = false }
-            return state.poked
-        }
-        if poked { nap.cancel() }
-        await withTaskCancellationHandler { await nap.value } onCancel: { nap.cancel() }
-        wake.withLock { $0.nap = nil }
-    }
+    func poke() { loop.poke() }
 
     func run() async throws {
         if settings.senderEnabled, outbox != nil {
-            try? await cancelWhenGracefulShutdown {
-                while !Task.isCancelled {
-                    do {
-                        try await self.deliverDue()
-                    } catch is CancellationError {
-                        return
-                    } catch {
-                        self.logger.warning("delivering mail failed", metadata: ["error": "\(error)"])
-                    }
-                    // The poll interval, or sooner when a message is made here.
-                    await self.nap()
-                }
-            }
+            await loop.run(failure: "delivering mail failed") { try await self.deliverDue() }
         } else {
             try? await gracefulShutdown()
         }
@@ -86,44 +54,27 @@ final class MailSender: Service, Sendable {
     /// One pass over every tenant with mail due.
     func deliverDue() async throws {
         guard let outbox else { return }
-        for tenantID in try await outbox.dueTenants(now: clock.now(), on: pool) {
-            try Task.checkCancellation()
-            // One tenant's failure does not hold up the others'.
-            do {
-                try await drain(tenantID: tenantID)
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                logger.warning("delivering a tenant's mail failed", metadata: ["tenant_id": "\(tenantID)", "error": "\(error)"])
-            }
+        try await loop.drainEach(try await outbox.dueTenants(now: clock.now(), on: pool), failure: "delivering a tenant's mail failed") {
+            try await self.drain(tenantID: $0)
         }
     }
 
     /// Sends the tenant's due mail while this sender holds its queue. Throws (leaving the queue
     /// held until its lease ends) only when the database or `afterAccepted` fails. Cancelled (the
     /// replica is stopping), it lets the queue go first: held, the tenant's mail would wait the
-    /// whole lease (two minutes) for another replica, for every deploy.
+    /// whole lease (two minutes) for another replica, for every deploy. A message the relay took
+    /// but not yet recorded may then go once more, as after a sender that died.
     func drain(tenantID: Int64) async throws {
         guard let outbox else { return }
-        let db = TenantDB(pool: pool, tenantID: tenantID, logger: logger)
-        guard let relayFailures = try await db.run({ try await self.hold(tenantID, $0) }) else { return }
-        do {
+        try await loop.whileHolding(tenantID: tenantID) { db, relayFailures in
             try await drainHeld(tenantID: tenantID, relayFailures: relayFailures, outbox: outbox, db: db)
-        } catch where Task.isCancelled {
-            // In a task of its own, which the cancellation does not reach. A message the relay
-            // took but not yet recorded may go once more, as after a sender that died.
-            await Task {
-                try? await db.run { try await MailOutbox.queues.release(tenantID: tenantID, holder: self.holder, worked: false, on: $0) }
-            }.value
-            throw error
         }
     }
 
     private func drainHeld(tenantID: Int64, relayFailures: Int, outbox: MailOutbox, db: TenantDB) async throws {
         guard let mail = try await db.run({ try await self.tenants.mail(tenantID: tenantID, on: $0, logger: self.logger) }) else {
             // The relay was removed while mail waited: try again in a minute, in case it comes back.
-            try await db.run { try await MailOutbox.queues.rest(
-                tenantID: tenantID, holder: self.holder, until: self.clock.now() + 60, error: "the tenant has no mail relay", on: $0) }
+            try await loop.rest(db, for: .seconds(60), error: "the tenant has no mail relay")
             return
         }
         var relayWorked = false
@@ -138,15 +89,14 @@ final class MailSender: Service, Sendable {
                     let rest = SenderQueues.rest(failures: relayFailures, cap: settings.relayBackoffCap)
                     logger.warning("the mail relay cannot be used; the queue rests", metadata: [
                         "tenant": "\(mail.slug)", "error": "\(detail)", "rest_ms": "\(rest.milliseconds)"])
-                    try await db.run { try await MailOutbox.queues.rest(
-                        tenantID: tenantID, holder: self.holder, until: self.clock.now() + rest.timeInterval, error: detail, on: $0) }
+                    try await loop.rest(db, for: rest, error: detail)
                     return
                 }
                 // Renew the lease after each message; a sender that lost it stops.
-                guard try await db.run({ try await self.hold(tenantID, $0) }) != nil else { return }
+                guard try await loop.renew(db) != nil else { return }
             }
         }
-        try await db.run { try await MailOutbox.queues.release(tenantID: tenantID, holder: self.holder, worked: relayWorked, on: $0) }
+        try await loop.release(db, worked: relayWorked)
     }
 
     private enum Sent { case sent, recorded, relayUnavailable(String) }
@@ -194,12 +144,6 @@ final class MailSender: Service, Sendable {
         case .relayUnavailable(let code, let detail):
             return .relayUnavailable(code == 0 ? detail : "\(code) \(detail)")
         }
-    }
-
-    private func hold(_ tenantID: Int64, _ connection: PostgresConnection) async throws -> Int? {
-        guard let outbox else { return nil }
-        let now = clock.now()
-        return try await MailOutbox.queues.hold(tenantID: tenantID, holder: holder, now: now, until: now + settings.lease.timeInterval, on: connection)
     }
 
     /// A message's own retries: 30 s, 2, 5, 15, 30 minutes, then hourly, each ±20 % so that

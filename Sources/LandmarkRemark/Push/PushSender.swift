@@ -22,8 +22,8 @@ final class PushSender: Service, Sendable {
     let clock: WallClock
     let settings: PushSettings
     let logger: Logger
-    /// Who holds a queue: unique per sender.
-    let holder: String
+    /// The polling, the queues' holding and resting, shared with the mail sender.
+    let loop: SenderLoop
 
     init(pool: PostgresPool, credentials: TenantAPNsStore?, apns: APNsClient, clock: WallClock, settings: PushSettings, logger: Logger) {
         self.pool = pool
@@ -33,23 +33,13 @@ final class PushSender: Service, Sendable {
         self.clock = clock
         self.settings = settings
         self.logger = logger
-        holder = "\(ProcessInfo.processInfo.hostName.prefix(60))/\(getpid())/\(UUID().uuidString.prefix(8))"
+        loop = SenderLoop(
+            queues: PushOutbox.queues, pool: pool, clock: clock, lease: settings.lease, pollInterval: settings.pollInterval, logger: logger)
     }
 
     func run() async throws {
         if settings.senderEnabled, credentials != nil {
-            try? await cancelWhenGracefulShutdown {
-                while !Task.isCancelled {
-                    do {
-                        try await self.deliverDue()
-                    } catch is CancellationError {
-                        return
-                    } catch {
-                        self.logger.warning("sending pushes failed", metadata: ["error": "\(error)"])
-                    }
-                    try? await Task.sleep(for: self.settings.pollInterval)
-                }
-            }
+            await loop.run(failure: "sending pushes failed") { try await self.deliverDue() }
         } else {
             try? await gracefulShutdown()
         }
@@ -58,30 +48,16 @@ final class PushSender: Service, Sendable {
 
     /// One pass over every tenant with pushes due.
     func deliverDue() async throws {
-        for tenantID in try await outbox.dueTenants(now: clock.now(), on: pool) {
-            try Task.checkCancellation()
-            do {
-                try await drain(tenantID: tenantID)
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                logger.warning("sending a tenant's pushes failed", metadata: ["tenant_id": "\(tenantID)", "error": "\(error)"])
-            }
+        try await loop.drainEach(try await outbox.dueTenants(now: clock.now(), on: pool), failure: "sending a tenant's pushes failed") {
+            try await self.drain(tenantID: $0)
         }
     }
 
     /// Sends the tenant's due pushes while this sender holds its queue; cancelled, it lets the
     /// queue go first, so another replica need not wait out the lease.
     func drain(tenantID: Int64) async throws {
-        let db = TenantDB(pool: pool, tenantID: tenantID, logger: logger)
-        guard let failures = try await db.run({ try await self.hold(tenantID, $0) }) else { return }
-        do {
+        try await loop.whileHolding(tenantID: tenantID) { db, failures in
             try await drainHeld(tenantID: tenantID, failures: failures, db: db)
-        } catch where Task.isCancelled {
-            await Task {
-                try? await db.run { try await PushOutbox.queues.release(tenantID: tenantID, holder: self.holder, worked: false, on: $0) }
-            }.value
-            throw error
         }
     }
 
@@ -89,7 +65,7 @@ final class PushSender: Service, Sendable {
         guard let store = credentials,
             let credentials = try await db.run({ try await store.credentials(tenantID: tenantID, on: $0, logger: self.logger) })
         else {
-            try await rest(tenantID, db: db, for: .seconds(60), error: "the tenant has no APNs credentials this replica can open")
+            try await loop.rest(db, for: .seconds(60), error: "the tenant has no APNs credentials this replica can open")
             return
         }
         var worked = false
@@ -111,13 +87,13 @@ final class PushSender: Service, Sendable {
                     let backoff = max(SenderQueues.rest(failures: failures, cap: settings.backoffCap), .seconds(retryAfter ?? 0))
                     logger.warning("APNs cannot take the tenant's pushes now; the queue rests", metadata: [
                         "tenant_id": "\(tenantID)", "error": "\(reason)", "rest_ms": "\(backoff.milliseconds)"])
-                    try await rest(tenantID, db: db, for: backoff, error: reason)
+                    try await loop.rest(db, for: backoff, error: reason)
                     return
                 }
-                guard try await db.run({ try await self.hold(tenantID, $0) }) != nil else { return }
+                guard try await loop.renew(db) != nil else { return }
             }
         }
-        try await db.run { try await PushOutbox.queues.release(tenantID: tenantID, holder: self.holder, worked: worked, on: $0) }
+        try await loop.release(db, worked: worked)
     }
 
     private enum Pushed {
@@ -192,15 +168,5 @@ final class PushSender: Service, Sendable {
             if let retry { return retry }
         }
         return .done(sent: sentAny)
-    }
-
-    private func hold(_ tenantID: Int64, _ connection: PostgresConnection) async throws -> Int? {
-        let now = clock.now()
-        return try await PushOutbox.queues.hold(tenantID: tenantID, holder: holder, now: now, until: now + settings.lease.timeInterval, on: connection)
-    }
-
-    private func rest(_ tenantID: Int64, db: TenantDB, for duration: Duration, error: String) async throws {
-        try await db.run { try await PushOutbox.queues.rest(
-            tenantID: tenantID, holder: self.holder, until: self.clock.now() + duration.timeInterval, error: error, on: $0) }
     }
 }
