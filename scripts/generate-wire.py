@@ -114,7 +114,7 @@ REQUESTS = {
 # Schemas the service writes as a stream, each row's JSON built by PostgreSQL (`GET
 # /v1/me/export`): no service type (it would hold the whole document), only the tests' model.
 STREAMED = {"AccountExport", "ExportAccount", "ExportIdentity", "ExportSession", "ExportNote", "ExportPlace",
-            "ExportReport", "ExportBlock", "ExportMail"}
+            "ExportReport", "ExportBlock", "ExportMail", "ExportDevice", "ExportPush"}
 # Schemas that are another schema under a second name (an event's `data` is the object).
 ALIASES = {"NoteEvent", "PlaceEvent"}
 # The element type of a generic type (`Page<Item>`): objects alike but for one array's elements.

@@ -22,6 +22,21 @@ import Testing
             let bosNote = try await client.call(.get, "/v1/users/other/notes", token: ana.accessToken).decode(API.NotePage.self).items[0]
             #expect(try await client.report(ana, "note", bosNote.id, reason: "spam").status == .created)
             #expect(try await client.call(.put, "/v1/me/blocks/other", token: ana.accessToken).status.code < 300)
+            // Push: a device, a watched area, quiet hours, and a push sent (as the sender records it).
+            let device = ["platform": "apns", "environment": "sandbox", "app_id": "com.example.landmarks"]
+            #expect(try await client.call(.put, "/v1/me/devices/\(String(repeating: "ab", count: 32))", json: device, token: ana.accessToken).status == .noContent)
+            #expect(try await client.call(.put, "/v1/me/devices/\(String(repeating: "cd", count: 32))", json: device, token: bo.accessToken).status == .noContent)
+            let watch = try await client.call(.post, "/v1/me/watches", json: ["near": "-33.86,151.21", "radius_m": 800, "label": "Home"], token: ana.accessToken)
+            #expect(watch.status == .created)
+            _ = try await client.call(.post, "/v1/me/watches", json: ["near": "1,2", "radius_m": 800], token: bo.accessToken)
+            let quiet = try await client.call(.patch, "/v1/me", json: ["time_zone": "Australia/Sydney", "quiet_hours": "22:00-07:00"], token: ana.accessToken)
+            #expect(quiet.status == .ok, "\(quiet.body)")
+            try await TestEnvironment.withOwnerPool { pool in
+                try await pool.query("""
+                    INSERT INTO pushes (tenant_id, user_id, watch_id, matches, delivered, sent_at)
+                    SELECT tenant_id, user_id, id, 4, 1, now() FROM watches WHERE id = \(Int64(try watch.decode(API.Watch.self).id)!)
+                    """)
+            }
             try await rig.deliver()
 
             let response = try await client.call(.get, "/v1/me/export", token: ana.accessToken)
@@ -38,6 +53,10 @@ import Testing
             #expect(export.reports.map(\.targetID) == [bosNote.id] && export.reports[0].reason == "spam")
             #expect(export.blocks.map(\.username) == ["other"])
             #expect(export.mail.map(\.kind) == ["verify_email"] && export.mail[0].state == "sent")
+            #expect(export.devices.map(\.token) == [String(repeating: "ab", count: 32)] && export.devices[0].environment == "sandbox")
+            #expect(export.watches.map(\.label) == ["Home"] && export.watches[0].radiusM == 800)
+            #expect(export.pushes.map(\.notes) == [4] && export.pushes[0].watchID == export.watches[0].id)
+            #expect(export.account.timeZone == "Australia/Sydney" && export.account.quietHours == "22:00-07:00")
             // No secret goes out: hashes, tokens, the mailed code.
             let code = try MailTestRig.code(in: try #require(try rig.server.messages().first))
             for secret in ["password_hash", "scrypt", "lr_rt_", "lr_at_", "code_hmac", code] {

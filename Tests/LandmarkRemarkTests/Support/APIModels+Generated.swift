@@ -19,6 +19,12 @@ extension API {
         let blocks: [ExportBlock]
         /// Newest first.
         let mail: [ExportMail]
+        /// Newest first.
+        let devices: [ExportDevice]
+        /// Newest first.
+        let watches: [Watch]
+        /// Newest first.
+        let pushes: [ExportPush]
 
         enum CodingKeys: String, CodingKey {
             case exportedAt = "exported_at"
@@ -29,6 +35,9 @@ extension API {
             case reports
             case blocks
             case mail
+            case devices
+            case watches
+            case pushes
         }
     }
 
@@ -107,6 +116,10 @@ extension API {
         @Nullable var moderation: String?
         let moderator: Bool
         let identities: [ExportIdentity]
+        /// The user's IANA time zone (`PATCH /v1/me`), for the quiet hours; null: UTC.
+        @Nullable var timeZone: String?
+        /// The user's quiet hours (`PATCH /v1/me`), `HH:MM-HH:MM` in `time_zone`; null: none.
+        @Nullable var quietHours: String?
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -122,6 +135,8 @@ extension API {
             case moderation
             case moderator
             case identities
+            case timeZone = "time_zone"
+            case quietHours = "quiet_hours"
         }
     }
 
@@ -135,6 +150,27 @@ extension API {
             case userID = "user_id"
             case username
             case createdAt = "created_at"
+        }
+    }
+
+    /// A device registered for pushes (`PUT /v1/me/devices/{device_token}`), and the session it is bound to.
+    struct ExportDevice: APIModel {
+        let token: String
+        let platform: String
+        let environment: String
+        let appID: String
+        let sessionID: String
+        let createdAt: Timestamp
+        let updatedAt: Timestamp
+
+        enum CodingKeys: String, CodingKey {
+            case token
+            case platform
+            case environment
+            case appID = "app_id"
+            case sessionID = "session_id"
+            case createdAt = "created_at"
+            case updatedAt = "updated_at"
         }
     }
 
@@ -218,6 +254,24 @@ extension API {
             case createdAt = "created_at"
             case updatedAt = "updated_at"
             case moderation
+        }
+    }
+
+    /// A push sent to the user's devices (kept 30 days).
+    struct ExportPush: APIModel {
+        /// The watch that matched (its title), if any.
+        @Nullable var watchID: String?
+        /// The new notes it told of: 1, or more for a summary.
+        let notes: Int
+        /// The devices APNs took it for.
+        let delivered: Int
+        let sentAt: Timestamp
+
+        enum CodingKeys: String, CodingKey {
+            case watchID = "watch_id"
+            case notes
+            case delivered
+            case sentAt = "sent_at"
         }
     }
 

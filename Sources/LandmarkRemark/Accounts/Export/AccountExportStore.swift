@@ -7,7 +7,7 @@ import Postgres
 struct AccountExportStore: Sendable {
     /// The document's arrays, in order.
     enum Section: String, CaseIterable, Sendable {
-        case sessions, notes, places, reports, blocks, mail
+        case sessions, notes, places, reports, blocks, mail, devices, watches, pushes
     }
 
     /// Where a page ends: the next page starts after it (newest first).
@@ -25,6 +25,7 @@ struct AccountExportStore: Sendable {
                 'pending_email', \(UserStore.pendingEmail(tenantID: tenantID)), 'created_at', \(Self.time("u.created_at")),
                 'guest', u.guest, 'has_password', u.password_hash IS NOT NULL, 'terms_version', u.terms_version,
                 'terms_accepted_at', \(Self.time("u.terms_accepted_at")), 'moderation', u.moderation, 'moderator', u.moderator,
+                'time_zone', u.time_zone, 'quiet_hours', to_char(u.quiet_start, 'HH24:MI') || '-' || to_char(u.quiet_end, 'HH24:MI'),
                 'identities', coalesce((
                     SELECT json_agg(json_build_object(
                         'provider', i.provider, 'subject', i.subject, 'email', i.email, 'client_id', i.client_id,
@@ -91,6 +92,34 @@ struct AccountExportStore: Sendable {
                     'finished_at', \(Self.time("m.finished_at")))::text
                 FROM mail_outbox m WHERE m.tenant_id = \(tenantID) AND m.user_id = \(userID) AND (m.created_at, m.id) < (\(c), \(k))
                 ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit)
+                """
+        case .devices:
+            // A device has no number of its own: its token's first 60 bits break ties (APNs
+            // tokens are random, and a user has at most a handful).
+            query = """
+                SELECT d.created_at, ('x' || left(d.token, 15))::bit(60)::bigint, json_build_object(
+                    'token', d.token, 'platform', d.platform, 'environment', d.environment, 'app_id', d.app_id,
+                    'session_id', d.session_id::text, 'created_at', \(Self.time("d.created_at")), 'updated_at', \(Self.time("d.updated_at")))::text
+                FROM devices d WHERE d.tenant_id = \(tenantID) AND d.user_id = \(userID)
+                  AND (d.created_at, ('x' || left(d.token, 15))::bit(60)::bigint) < (\(c), \(k))
+                ORDER BY 1 DESC, 2 DESC LIMIT \(limit)
+                """
+        case .watches:
+            query = """
+                SELECT w.created_at, w.id, json_build_object(
+                    'id', w.id::text, 'label', w.label, 'lat', ST_Y(w.center::geometry), 'lng', ST_X(w.center::geometry),
+                    'radius_m', w.radius_m, 'place_id', w.place_id::text, 'created_at', \(Self.time("w.created_at")),
+                    'updated_at', \(Self.time("w.updated_at")))::text
+                FROM watches w WHERE w.tenant_id = \(tenantID) AND w.user_id = \(userID) AND (w.created_at, w.id) < (\(c), \(k))
+                ORDER BY w.created_at DESC, w.id DESC LIMIT \(limit)
+                """
+        case .pushes:
+            // What was pushed to the user's devices (kept 30 days), never to whom else.
+            query = """
+                SELECT p.sent_at, p.id, json_build_object(
+                    'watch_id', p.watch_id::text, 'notes', p.matches, 'delivered', p.delivered, 'sent_at', \(Self.time("p.sent_at")))::text
+                FROM pushes p WHERE p.tenant_id = \(tenantID) AND p.user_id = \(userID) AND (p.sent_at, p.id) < (\(c), \(k))
+                ORDER BY p.sent_at DESC, p.id DESC LIMIT \(limit)
                 """
         }
         return try await reads.query(query).map { row in

@@ -3682,6 +3682,14 @@ extension Components {
             public var moderator: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/ExportAccount/identities`.
             public var identities: [Components.Schemas.ExportIdentity]
+            /// The user's IANA time zone (`PATCH /v1/me`), for the quiet hours; null: UTC.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/time_zone`.
+            public var time_zone: Swift.String?
+            /// The user's quiet hours (`PATCH /v1/me`), `HH:MM-HH:MM` in `time_zone`; null: none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExportAccount/quiet_hours`.
+            public var quiet_hours: Swift.String?
             /// Creates a new `ExportAccount`.
             ///
             /// - Parameters:
@@ -3698,6 +3706,8 @@ extension Components {
             ///   - moderation:
             ///   - moderator:
             ///   - identities:
+            ///   - time_zone: The user's IANA time zone (`PATCH /v1/me`), for the quiet hours; null: UTC.
+            ///   - quiet_hours: The user's quiet hours (`PATCH /v1/me`), `HH:MM-HH:MM` in `time_zone`; null: none.
             public init(
                 id: Components.Schemas.Id,
                 username: Components.Schemas.Username,
@@ -3711,7 +3721,9 @@ extension Components {
                 terms_accepted_at: Swift.String? = nil,
                 moderation: Swift.String? = nil,
                 moderator: Swift.Bool,
-                identities: [Components.Schemas.ExportIdentity]
+                identities: [Components.Schemas.ExportIdentity],
+                time_zone: Swift.String? = nil,
+                quiet_hours: Swift.String? = nil
             ) {
                 self.id = id
                 self.username = username
@@ -3726,6 +3738,8 @@ extension Components {
                 self.moderation = moderation
                 self.moderator = moderator
                 self.identities = identities
+                self.time_zone = time_zone
+                self.quiet_hours = quiet_hours
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -3741,6 +3755,8 @@ extension Components {
                 case moderation
                 case moderator
                 case identities
+                case time_zone
+                case quiet_hours
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -3796,6 +3812,14 @@ extension Components {
                     [Components.Schemas.ExportIdentity].self,
                     forKey: .identities
                 )
+                self.time_zone = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .time_zone
+                )
+                self.quiet_hours = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .quiet_hours
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
                     "username",
@@ -3809,7 +3833,9 @@ extension Components {
                     "terms_accepted_at",
                     "moderation",
                     "moderator",
-                    "identities"
+                    "identities",
+                    "time_zone",
+                    "quiet_hours"
                 ])
             }
         }
@@ -4356,6 +4382,169 @@ extension Components {
                 ])
             }
         }
+        /// A device registered for pushes (`PUT /v1/me/devices/{device_token}`), and the session it is bound to.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ExportDevice`.
+        public struct ExportDevice: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ExportDevice/token`.
+            public var token: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportDevice/platform`.
+            public var platform: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportDevice/environment`.
+            public var environment: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportDevice/app_id`.
+            public var app_id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExportDevice/session_id`.
+            public var session_id: Components.Schemas.Id
+            /// - Remark: Generated from `#/components/schemas/ExportDevice/created_at`.
+            public var created_at: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/ExportDevice/updated_at`.
+            public var updated_at: Components.Schemas.Timestamp
+            /// Creates a new `ExportDevice`.
+            ///
+            /// - Parameters:
+            ///   - token:
+            ///   - platform:
+            ///   - environment:
+            ///   - app_id:
+            ///   - session_id:
+            ///   - created_at:
+            ///   - updated_at:
+            public init(
+                token: Swift.String,
+                platform: Swift.String,
+                environment: Swift.String,
+                app_id: Swift.String,
+                session_id: Components.Schemas.Id,
+                created_at: Components.Schemas.Timestamp,
+                updated_at: Components.Schemas.Timestamp
+            ) {
+                self.token = token
+                self.platform = platform
+                self.environment = environment
+                self.app_id = app_id
+                self.session_id = session_id
+                self.created_at = created_at
+                self.updated_at = updated_at
+            }
+            public enum CodingKeys: String, CodingKey {
+                case token
+                case platform
+                case environment
+                case app_id
+                case session_id
+                case created_at
+                case updated_at
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.token = try container.decode(
+                    Swift.String.self,
+                    forKey: .token
+                )
+                self.platform = try container.decode(
+                    Swift.String.self,
+                    forKey: .platform
+                )
+                self.environment = try container.decode(
+                    Swift.String.self,
+                    forKey: .environment
+                )
+                self.app_id = try container.decode(
+                    Swift.String.self,
+                    forKey: .app_id
+                )
+                self.session_id = try container.decode(
+                    Components.Schemas.Id.self,
+                    forKey: .session_id
+                )
+                self.created_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .created_at
+                )
+                self.updated_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .updated_at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "token",
+                    "platform",
+                    "environment",
+                    "app_id",
+                    "session_id",
+                    "created_at",
+                    "updated_at"
+                ])
+            }
+        }
+        /// A push sent to the user's devices (kept 30 days).
+        ///
+        /// - Remark: Generated from `#/components/schemas/ExportPush`.
+        public struct ExportPush: Codable, Hashable, Sendable {
+            /// The watch that matched (its title), if any.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExportPush/watch_id`.
+            public var watch_id: Swift.String?
+            /// The new notes it told of: 1, or more for a summary.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExportPush/notes`.
+            public var notes: Swift.Int
+            /// The devices APNs took it for.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExportPush/delivered`.
+            public var delivered: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ExportPush/sent_at`.
+            public var sent_at: Components.Schemas.Timestamp
+            /// Creates a new `ExportPush`.
+            ///
+            /// - Parameters:
+            ///   - watch_id: The watch that matched (its title), if any.
+            ///   - notes: The new notes it told of: 1, or more for a summary.
+            ///   - delivered: The devices APNs took it for.
+            ///   - sent_at:
+            public init(
+                watch_id: Swift.String? = nil,
+                notes: Swift.Int,
+                delivered: Swift.Int,
+                sent_at: Components.Schemas.Timestamp
+            ) {
+                self.watch_id = watch_id
+                self.notes = notes
+                self.delivered = delivered
+                self.sent_at = sent_at
+            }
+            public enum CodingKeys: String, CodingKey {
+                case watch_id
+                case notes
+                case delivered
+                case sent_at
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.watch_id = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .watch_id
+                )
+                self.notes = try container.decode(
+                    Swift.Int.self,
+                    forKey: .notes
+                )
+                self.delivered = try container.decode(
+                    Swift.Int.self,
+                    forKey: .delivered
+                )
+                self.sent_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .sent_at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "watch_id",
+                    "notes",
+                    "delivered",
+                    "sent_at"
+                ])
+            }
+        }
         /// Everything the service holds about the user (GDPR articles 15 and 20).
         ///
         /// - Remark: Generated from `#/components/schemas/AccountExport`.
@@ -4388,6 +4577,18 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/AccountExport/mail`.
             public var mail: [Components.Schemas.ExportMail]
+            /// Newest first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AccountExport/devices`.
+            public var devices: [Components.Schemas.ExportDevice]
+            /// Newest first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AccountExport/watches`.
+            public var watches: [Components.Schemas.Watch]
+            /// Newest first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AccountExport/pushes`.
+            public var pushes: [Components.Schemas.ExportPush]
             /// Creates a new `AccountExport`.
             ///
             /// - Parameters:
@@ -4399,6 +4600,9 @@ extension Components {
             ///   - reports: Newest first.
             ///   - blocks: Newest first.
             ///   - mail: Newest first.
+            ///   - devices: Newest first.
+            ///   - watches: Newest first.
+            ///   - pushes: Newest first.
             public init(
                 exported_at: Components.Schemas.Timestamp,
                 account: Components.Schemas.ExportAccount,
@@ -4407,7 +4611,10 @@ extension Components {
                 places: [Components.Schemas.ExportPlace],
                 reports: [Components.Schemas.ExportReport],
                 blocks: [Components.Schemas.ExportBlock],
-                mail: [Components.Schemas.ExportMail]
+                mail: [Components.Schemas.ExportMail],
+                devices: [Components.Schemas.ExportDevice],
+                watches: [Components.Schemas.Watch],
+                pushes: [Components.Schemas.ExportPush]
             ) {
                 self.exported_at = exported_at
                 self.account = account
@@ -4417,6 +4624,9 @@ extension Components {
                 self.reports = reports
                 self.blocks = blocks
                 self.mail = mail
+                self.devices = devices
+                self.watches = watches
+                self.pushes = pushes
             }
             public enum CodingKeys: String, CodingKey {
                 case exported_at
@@ -4427,6 +4637,9 @@ extension Components {
                 case reports
                 case blocks
                 case mail
+                case devices
+                case watches
+                case pushes
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -4462,6 +4675,18 @@ extension Components {
                     [Components.Schemas.ExportMail].self,
                     forKey: .mail
                 )
+                self.devices = try container.decode(
+                    [Components.Schemas.ExportDevice].self,
+                    forKey: .devices
+                )
+                self.watches = try container.decode(
+                    [Components.Schemas.Watch].self,
+                    forKey: .watches
+                )
+                self.pushes = try container.decode(
+                    [Components.Schemas.ExportPush].self,
+                    forKey: .pushes
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "exported_at",
                     "account",
@@ -4470,7 +4695,10 @@ extension Components {
                     "places",
                     "reports",
                     "blocks",
-                    "mail"
+                    "mail",
+                    "devices",
+                    "watches",
+                    "pushes"
                 ])
             }
         }
@@ -4650,6 +4878,116 @@ extension Components {
                     "height",
                     "created_at",
                     "variants"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Watch`.
+        public struct Watch: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Watch/id`.
+            public var id: Components.Schemas.Id
+            /// What the pushes call the area; null if none (then a place's name, or "nearby").
+            ///
+            /// - Remark: Generated from `#/components/schemas/Watch/label`.
+            public var label: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Watch/lat`.
+            public var lat: Components.Schemas.Latitude
+            /// - Remark: Generated from `#/components/schemas/Watch/lng`.
+            public var lng: Components.Schemas.Longitude
+            /// Metres on the spheroid.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Watch/radius_m`.
+            public var radius_m: Swift.Int
+            /// The place it watches; null for a circle around a point, and once the place is deleted (its name is then the label, unless it had one).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Watch/place_id`.
+            public var place_id: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Watch/created_at`.
+            public var created_at: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/Watch/updated_at`.
+            public var updated_at: Components.Schemas.Timestamp
+            /// Creates a new `Watch`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - label: What the pushes call the area; null if none (then a place's name, or "nearby").
+            ///   - lat:
+            ///   - lng:
+            ///   - radius_m: Metres on the spheroid.
+            ///   - place_id: The place it watches; null for a circle around a point, and once the place is deleted (its name is then the label, unless it had one).
+            ///   - created_at:
+            ///   - updated_at:
+            public init(
+                id: Components.Schemas.Id,
+                label: Swift.String? = nil,
+                lat: Components.Schemas.Latitude,
+                lng: Components.Schemas.Longitude,
+                radius_m: Swift.Int,
+                place_id: Swift.String? = nil,
+                created_at: Components.Schemas.Timestamp,
+                updated_at: Components.Schemas.Timestamp
+            ) {
+                self.id = id
+                self.label = label
+                self.lat = lat
+                self.lng = lng
+                self.radius_m = radius_m
+                self.place_id = place_id
+                self.created_at = created_at
+                self.updated_at = updated_at
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case label
+                case lat
+                case lng
+                case radius_m
+                case place_id
+                case created_at
+                case updated_at
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.Id.self,
+                    forKey: .id
+                )
+                self.label = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .label
+                )
+                self.lat = try container.decode(
+                    Components.Schemas.Latitude.self,
+                    forKey: .lat
+                )
+                self.lng = try container.decode(
+                    Components.Schemas.Longitude.self,
+                    forKey: .lng
+                )
+                self.radius_m = try container.decode(
+                    Swift.Int.self,
+                    forKey: .radius_m
+                )
+                self.place_id = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .place_id
+                )
+                self.created_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .created_at
+                )
+                self.updated_at = try container.decode(
+                    Components.Schemas.Timestamp.self,
+                    forKey: .updated_at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "label",
+                    "lat",
+                    "lng",
+                    "radius_m",
+                    "place_id",
+                    "created_at",
+                    "updated_at"
                 ])
             }
         }

@@ -282,7 +282,7 @@ public protocol APIProtocol: Sendable {
     func resetPassword(_ input: Operations.resetPassword.Input) async throws -> Operations.resetPassword.Output
     /// Download everything the service holds about you
     ///
-    /// One JSON document: the account and its identities (without secrets), every session, every note and place the user made (private ones included), their reports and blocks, and the mail sent to them. Streamed: the service reads and writes it a page at a time (500 rows), so any number of notes costs it the same memory; sections are read one after another, so a note written meanwhile may or may not be in it. `Content-Disposition` names a file.
+    /// One JSON document: the account and its identities (without secrets), every session, every note and place the user made (private ones included), their reports and blocks, the mail sent to them, their devices, watched areas and the pushes sent to them (with the time zone and quiet hours in the account). Streamed: the service reads and writes it a page at a time (500 rows), so any number of notes costs it the same memory; sections are read one after another, so a note written meanwhile may or may not be in it. `Content-Disposition` names a file.
     ///
     /// - Remark: HTTP `GET /v1/me/export`.
     /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)`.
@@ -889,7 +889,7 @@ extension APIProtocol {
     }
     /// Download everything the service holds about you
     ///
-    /// One JSON document: the account and its identities (without secrets), every session, every note and place the user made (private ones included), their reports and blocks, and the mail sent to them. Streamed: the service reads and writes it a page at a time (500 rows), so any number of notes costs it the same memory; sections are read one after another, so a note written meanwhile may or may not be in it. `Content-Disposition` names a file.
+    /// One JSON document: the account and its identities (without secrets), every session, every note and place the user made (private ones included), their reports and blocks, the mail sent to them, their devices, watched areas and the pushes sent to them (with the time zone and quiet hours in the account). Streamed: the service reads and writes it a page at a time (500 rows), so any number of notes costs it the same memory; sections are read one after another, so a note written meanwhile may or may not be in it. `Content-Disposition` names a file.
     ///
     /// - Remark: HTTP `GET /v1/me/export`.
     /// - Remark: Generated from `#/paths//v1/me/export/get(exportMe)`.
