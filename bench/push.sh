@@ -11,9 +11,10 @@
 #   (log-uniform): about 2,000 watches a city, as a tenant with users in many countries.
 # london: the same 100,000 watches all within 30 km of London, where the inserts land: the
 #   worst case, hundreds of watchers for every note.
-# Prints a Markdown table: the insert's mean and p99 with and without matching, the difference,
-# and the matches a note made. The watchers, their watches and devices stay for the next run
-# (made again if the layout differs); the notes inserted and their matches are deleted.
+# Prints a Markdown table: the insert's mean and p99 with and without matching, the watchers a
+# note reached, and what the sender later spends to expand a note's row into matches. The
+# watchers, their watches and devices stay for the next run (made again if the layout differs);
+# the notes inserted and what they matched are deleted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:?usage: bench/push.sh <cluster dir> [spread|london]}
@@ -22,6 +23,12 @@ while IFS='=' read -r name value; do export "$name=$value"; done < <(scripts/pos
 OWNER=$LR_MIGRATE_DATABASE_URL
 q() { psql "$OWNER" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 TENANT=$(q "SELECT id FROM tenants WHERE slug = 'bench'")
+# Matching runs only in a tenant that can push (0052): give it APNs credentials, a fresh key
+# that nothing here opens.
+if [ "$(q "SELECT apns_team_id IS NULL FROM tenants WHERE id = $TENANT")" = t ]; then
+    psql "$OWNER" -XAtq -v ON_ERROR_STOP=1 -v key="$(openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)" \
+        <<<"SELECT admin.set_tenant_apns('bench', 'BENCHTEAM0', 'BENCHKEY00', :'key')" >/dev/null
+fi
 
 if [ "$(q "SELECT count(*) FROM watches WHERE tenant_id = $TENANT AND label = 'bench $LAYOUT'")" != 100000 ]; then
     echo "push: seeding 10,000 watchers with 100,000 watches ($LAYOUT)" >&2
@@ -64,24 +71,34 @@ run() {
     SHAPES_SECONDS=${PUSH_SECONDS:-20} SHAPES_CLIENTS=1 bench/shapes.sh "$DIR" insert | awk -F'|' '$2 ~ /insert/ { gsub(/ /, ""); print $5 ", " $6 }'
 }
 with=$(run)
+# Nothing expands what the write matched here: clear it, as the notes the run wrote are.
+q "DELETE FROM push_notes WHERE tenant_id = $TENANT" >/dev/null
 q "ALTER TABLE notes DISABLE TRIGGER notes_push_inserted" >/dev/null
 trap 'q "ALTER TABLE notes ENABLE TRIGGER notes_push_inserted" >/dev/null' EXIT
 without=$(run)
 q "ALTER TABLE notes ENABLE TRIGGER notes_push_inserted" >/dev/null
 trap - EXIT
-# What the inserts matched: 500 more notes where the shape puts them, counted, then deleted.
-read -r matched notes < <(psql "$OWNER" -XAtq -v ON_ERROR_STOP=1 <<SQL | tr '|' ' '
+# What the inserts matched: 500 more notes where the shape puts them, counted (the write's
+# one row per note, its watchers), expanded as a sender does first (timed), then rolled back.
+read -r matched notes expand_ms < <(psql "$OWNER" -XAtq -v ON_ERROR_STOP=1 <<SQL | tr '|' ' ' | paste -sd' '
 BEGIN;
+DELETE FROM push_notes WHERE tenant_id = $TENANT;
 INSERT INTO notes (tenant_id, user_id, body, location)
 SELECT $TENANT, (SELECT id FROM users WHERE tenant_id = $TENANT AND username = 'kim.20'), 'push bench',
        ST_SetSRID(ST_MakePoint(-0.1278 + (random() - 0.5) * 10000 / 111320.0 * 1.606648816,
                                51.5074 + (random() - 0.5) * 10000 / 111320.0), 4326)::geography
 FROM generate_series(1, 500);
-SELECT count(*), count(DISTINCT m.note_id) FROM push_matches m JOIN notes n ON n.tenant_id = m.tenant_id AND n.id = m.note_id
-WHERE n.tenant_id = $TENANT AND n.body = 'push bench';
+SELECT coalesce(sum(cardinality(watchers)), 0), count(*) FROM push_notes WHERE tenant_id = $TENANT;
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \\gset
+SELECT expand_push_notes($TENANT, 500) \\gset
+SELECT round(((extract(epoch FROM clock_timestamp()) - :t0) * 1000 / 500)::numeric, 3);
 ROLLBACK;
 SQL
 )
-echo "| layout | insert with matching (mean, p99 ms) | without (mean, p99 ms) | matches per note (500 notes) | notes with a match |"
-echo "|---|---|---|---:|---:|"
-echo "| $LAYOUT | $with | $without | $(awk -v m="$matched" 'BEGIN { printf "%.1f", m / 500 }') | $notes of 500 |"
+echo "| layout | insert with matching (mean, p99 ms) | without (mean, p99 ms) | watchers per note (500 notes) | notes with a watcher | sender's expansion per note (ms) |"
+echo "|---|---|---|---:|---:|---:|"
+echo "| $LAYOUT | $with | $without | $(awk -v m="$matched" 'BEGIN { printf "%.1f", m / 500 }') | $notes of 500 | $expand_ms |"
+echo
+echo "In one warm session, database time per insert (bench/push-session.sql):"
+echo
+psql "$OWNER" -X -q -v tenant="$TENANT" -f bench/push-session.sql | sed -n '/round/,$p'
