@@ -23,7 +23,9 @@ import Testing
     /// expanded what the write matched.
     static func matches(note: String) async throws -> [(user: String, watch: String)] {
         try await TestEnvironment.withOwnerPool { pool in
-            try await pool.query("SELECT expand_push_notes(tenant_id, 1000) FROM notes WHERE id = \(Int64(note)!)")
+            // The tenant first: on Citus a function that queries shards cannot run per row of one.
+            let tenantID = try await pool.query("SELECT tenant_id FROM notes WHERE id = \(Int64(note)!)")[0].decode(Int64.self, column: 0)
+            try await pool.query("SELECT expand_push_notes(\(tenantID), 1000)")
             return try await pool.query("SELECT user_id, watch_id FROM push_matches WHERE note_id = \(Int64(note)!) ORDER BY user_id").map { row in
                 let (user, watch) = try row.decode((Int64, Int64).self)
                 return (String(user), String(watch))

@@ -103,44 +103,40 @@ FOR EACH STATEMENT EXECUTE FUNCTION notes_push_inserted();
 CREATE TRIGGER notes_push_updated AFTER UPDATE ON notes REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
 FOR EACH STATEMENT EXECUTE FUNCTION notes_push_updated();
 
-CREATE TYPE push_match AS (user_id bigint, watch_id bigint, note_id bigint, author_id bigint, created_at timestamptz);
-
 -- The sender, holding the tenant's queue, turns up to p_limit of its oldest push_notes into
 -- push_matches, applying what the write left out (the header above), and returns how many
 -- rows it took. A row a day old is old news: taken, nothing matched (as retention's rule for
--- push_matches, 0050). Array, then statements from it: each stays on the tenant's shard.
+-- push_matches, 0050). One INSERT … SELECT whose tables all join on the tenant: on Citus it
+-- runs on the tenant's shard as it is (collected into an array of a composite type first, as
+-- the triggers do, its parameters reached the worker untyped: 42P18).
 CREATE FUNCTION expand_push_notes(p_tenant bigint, p_limit integer) RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
 DECLARE
     v_taken bigint[];
-    v_matches push_match[];
 BEGIN
     v_taken := ARRAY(SELECT pn.id FROM push_notes pn WHERE pn.tenant_id = p_tenant ORDER BY pn.id LIMIT p_limit);
     IF cardinality(v_taken) = 0 THEN RETURN 0; END IF;
-    v_matches := ARRAY(
-        SELECT ROW(m.user_id, m.watch_id, n.id, n.user_id, pn.created_at)::push_match
-        FROM push_notes pn
-        CROSS JOIN LATERAL unnest(pn.watchers, pn.watches) AS m (user_id, watch_id)
-        JOIN notes n ON n.tenant_id = p_tenant AND n.id = pn.note_id
-        JOIN watches w ON w.tenant_id = p_tenant AND w.id = m.watch_id
-        JOIN users wu ON wu.tenant_id = p_tenant AND wu.id = m.user_id
-        JOIN users a ON a.tenant_id = p_tenant AND a.id = n.user_id
-        WHERE pn.tenant_id = p_tenant AND pn.id = ANY(v_taken) AND pn.created_at > now() - interval '1 day'
-          AND n.visibility = 'public' AND n.moderation IS NULL AND NOT n.author_disabled AND a.moderation IS NULL
-          AND wu.disabled_at IS NULL
-          AND EXISTS (SELECT FROM devices d WHERE d.tenant_id = p_tenant AND d.user_id = m.user_id)
-          -- As the watcher's reads see it (Audience.seesNote): no block either way, no report
-          -- of the author or of the note by the watcher.
-          AND NOT EXISTS (SELECT FROM hidden_authors h WHERE h.tenant_id = p_tenant AND h.viewer_id = m.user_id AND h.author_id = n.user_id)
-          AND NOT EXISTS (
-              SELECT FROM reports r
-              WHERE r.tenant_id = p_tenant AND r.reporter_id = m.user_id AND r.target_type = 'note' AND r.target_id = n.id));
-    IF cardinality(v_matches) > 0 THEN
-        INSERT INTO push_matches (tenant_id, user_id, watch_id, note_id, author_id, created_at)
-        SELECT p_tenant, m.user_id, m.watch_id, m.note_id, m.author_id, m.created_at FROM unnest(v_matches) AS m
-        ON CONFLICT (tenant_id, note_id, user_id) DO NOTHING;
-    END IF;
+    INSERT INTO push_matches (tenant_id, user_id, watch_id, note_id, author_id, created_at)
+    SELECT pn.tenant_id, m.user_id, m.watch_id, n.id, n.user_id, pn.created_at
+    FROM push_notes pn
+    CROSS JOIN LATERAL unnest(pn.watchers, pn.watches) AS m (user_id, watch_id)
+    JOIN notes n ON n.tenant_id = pn.tenant_id AND n.id = pn.note_id
+    JOIN watches w ON w.tenant_id = pn.tenant_id AND w.id = m.watch_id
+    JOIN users wu ON wu.tenant_id = pn.tenant_id AND wu.id = m.user_id
+    JOIN users a ON a.tenant_id = pn.tenant_id AND a.id = n.user_id
+    WHERE pn.tenant_id = p_tenant AND pn.id = ANY(v_taken) AND pn.created_at > now() - interval '1 day'
+      AND n.visibility = 'public' AND n.moderation IS NULL AND NOT n.author_disabled AND a.moderation IS NULL
+      AND wu.disabled_at IS NULL
+      AND EXISTS (SELECT FROM devices d WHERE d.tenant_id = pn.tenant_id AND d.user_id = m.user_id)
+      -- As the watcher's reads see it (Audience.seesNote): no block either way, no report of
+      -- the author or of the note by the watcher.
+      AND NOT EXISTS (
+          SELECT FROM hidden_authors h WHERE h.tenant_id = pn.tenant_id AND h.viewer_id = m.user_id AND h.author_id = n.user_id)
+      AND NOT EXISTS (
+          SELECT FROM reports r
+          WHERE r.tenant_id = pn.tenant_id AND r.reporter_id = m.user_id AND r.target_type = 'note' AND r.target_id = n.id)
+    ON CONFLICT (tenant_id, note_id, user_id) DO NOTHING;
     DELETE FROM push_notes pn WHERE pn.tenant_id = p_tenant AND pn.id = ANY(v_taken);
     RETURN cardinality(v_taken);
 END $$;
