@@ -156,6 +156,10 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
             path: "Tests/TestAPNsServer"),
+        // The fake APNs as a process, for the benchmark's delivery rate (bench/push-delivery.sh).
+        .executableTarget(
+            name: "test-apns",
+            dependencies: ["TestAPNsServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "APNsTests", dependencies: ["APNs", "TestAPNsServer", "TestPolling"]),
         .testTarget(name: "MailTests", dependencies: ["Mail", "TestMailServer", "TestPolling"]),
         .testTarget(
