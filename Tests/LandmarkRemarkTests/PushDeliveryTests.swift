@@ -45,7 +45,10 @@ import Testing
         }
 
         /// A sender of the test's own (as a replica's), on the rig's clock.
-        func sender(pool: PostgresPool, perUserPerHour: Int = 3, timeout: Duration = .seconds(30)) -> PushSender {
+        func sender(
+            pool: PostgresPool, perUserPerHour: Int = 3, timeout: Duration = .seconds(30),
+            afterDelivered: @escaping @Sendable (Int64) async throws -> Void = { _ in }
+        ) -> PushSender {
             var settings = PushSettings()
             settings.perUserPerHour = perUserPerHour
             settings.backoffCap = .seconds(30)
@@ -57,7 +60,7 @@ import Testing
             return PushSender(
                 pool: pool, credentials: TenantAPNsStore(secrets: try! SecretBox(key: MailTestRig.dataKey)),
                 apns: APNsClient(configuration: apns, now: { clock.now() }), clock: clock.wallClock, settings: settings,
-                logger: TestEnvironment.logger)
+                logger: TestEnvironment.logger, afterDelivered: afterDelivered)
         }
 
         /// Drains the tenant's due pushes with a sender of the test's own.
@@ -197,6 +200,40 @@ import Testing
             try await rig.deliver()
             #expect(rig.delivered.count == 1)
             #expect(try await rig.matchStates() == ["sent", "dropped"])
+        }
+        await rig.fake.stop()
+    }
+
+    struct Died: Error {}
+
+    /// Delivery is at least once: a sender that dies between APNs's 200 and recording it leaves
+    /// the push to the next sender after its lease, which sends the same push again (the same
+    /// collapse id: the phone shows one), and no more.
+    @Test func aSenderThatDiesAfterAPNsTookAPushLeavesAtMostOneMoreOfTheSame() async throws {
+        let rig = try await Rig.start()
+        try await withApp(rig.configure) { client in
+            _ = try await Self.watcher(client, "mortal_p", tenant: rig.tenant, devices: [7])
+            let author = try await client.signup("author_d", tenant: rig.tenant)
+            _ = try await client.createNote(author, "once, or twice at most", lat: Self.here.lat, lng: Self.here.lng)
+            try await TestEnvironment.withAppPool { pool in
+                let a = rig.sender(pool: pool) { _ in throw Died() }
+                await #expect(throws: Died.self) { try await a.drain(tenantID: rig.tenantID) }
+                await a.apns.shutdown()
+                #expect(rig.delivered.count == 1)
+                #expect(try await rig.matchStates() == ["pending"])
+                // B finds the queue held by A until A's lease ends, then sends it again.
+                let b = rig.sender(pool: pool)
+                try await b.drain(tenantID: rig.tenantID)
+                #expect(rig.delivered.count == 1)
+                rig.clock.advance(PushSettings().lease.timeInterval + 1)
+                try await b.drain(tenantID: rig.tenantID)
+                try await b.drain(tenantID: rig.tenantID)
+                await b.apns.shutdown()
+            }
+            let copies = rig.delivered
+            #expect(copies.count == 2, "at least once, and no more than once again")
+            #expect(Set(copies.map { $0.headers["apns-collapse-id"] ?? "" }).count == 1 && Set(copies.map(\.payload)).count == 1)
+            #expect(try await rig.matchStates() == ["sent"])
         }
         await rig.fake.stop()
     }

@@ -24,9 +24,16 @@ final class PushSender: Service, Sendable {
     let logger: Logger
     /// The polling, the queues' holding and resting, shared with the mail sender.
     let loop: SenderLoop
+    /// Runs after APNs took a push and before it is recorded (given the watcher's id): tests
+    /// make a sender die there (it throws), the window in which a push is sent twice.
+    let afterDelivered: @Sendable (Int64) async throws -> Void
 
-    init(pool: PostgresPool, credentials: TenantAPNsStore?, apns: APNsClient, clock: WallClock, settings: PushSettings, logger: Logger) {
+    init(
+        pool: PostgresPool, credentials: TenantAPNsStore?, apns: APNsClient, clock: WallClock, settings: PushSettings, logger: Logger,
+        afterDelivered: @escaping @Sendable (Int64) async throws -> Void = { _ in }
+    ) {
         self.pool = pool
+        self.afterDelivered = afterDelivered
         self.outbox = PushOutbox()
         self.credentials = credentials
         self.apns = apns
@@ -156,6 +163,7 @@ final class PushSender: Service, Sendable {
             }
             // Some device took it: it counts as sent, and is not sent again to the others.
             if delivered > 0 {
+                try await afterDelivered(userID)
                 try await db.run { try await self.outbox.record(
                     tenantID: tenantID, userID: userID, watchID: carried[0].watchID, matchIDs: carried.map(\.id), delivered: delivered,
                     unregistered: unregistered, now: now, on: $0) }

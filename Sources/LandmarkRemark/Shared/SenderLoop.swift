@@ -41,7 +41,7 @@ final class SenderLoop: Sendable {
     /// Runs `pass` until the service shuts down: then, the poll interval or less when poked.
     /// A pass that fails is logged as `failure` and tried again at the next.
     func run(failure: String, _ pass: @escaping @Sendable () async throws -> Void) async {
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
                     try await pass()
