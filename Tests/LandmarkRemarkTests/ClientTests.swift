@@ -276,6 +276,56 @@ import Testing
     }
 
     /// Reporting and blocking as an app does it (App Store Review Guideline 1.2).
+    @Test func devicesWatchesAndQuietHoursThroughTheClient() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        try await withLiveApp { _, port in
+            let app = ClientTest.client(port: port, tenant: tenant)
+            try await app.signUp(username: "watcher", password: "correct horse battery")
+            let token = Data((0..<32).map { UInt8($0 * 7 % 256) })
+            #expect(LandmarkRemark.hex(deviceToken: token).count == 64)
+            try await app.registerDevice(token: token, appID: "com.example.landmarks", environment: .sandbox)
+            // The watcher's devices with the token, in `environment` if given.
+            let devices = { (environment: String?) in
+                try await TestEnvironment.ownerScalar(
+                    """
+                    SELECT count(*)::int FROM devices d JOIN users u ON u.tenant_id = d.tenant_id AND u.id = d.user_id
+                    WHERE u.username = 'watcher' AND d.token = \(LandmarkRemark.hex(deviceToken: token))
+                      AND d.environment = coalesce(\(environment), d.environment)
+                    """, as: Int.self)
+            }
+            #expect(try await devices("sandbox") == 1)
+
+            let home = try await app.watchArea(around: Coordinate(latitude: -33.8568, longitude: 151.2153), radiusMeters: 800, label: "Home")
+            #expect(home.label == "Home" && home.radiusMeters == 800 && abs(home.center.latitude + 33.8568) < 1e-6)
+            let place = try await app.createPlace("The pier", at: Coordinate(latitude: -33.86, longitude: 151.21))
+            let pier = try await app.watchPlace(id: place.id)
+            #expect(pier.placeID == place.id && pier.radiusMeters == 500 && pier.label == nil)
+            let wider = try await app.updateWatch(id: home.id, radiusMeters: 2000, label: "")
+            #expect(wider.radiusMeters == 2000 && wider.label == nil)
+            #expect(try await app.watches().map(\.id) == [home.id, pier.id])
+            #expect(try await app.watch(id: pier.id) == pier)
+            do {
+                _ = try await app.watchArea(around: Coordinate(latitude: 0, longitude: 0), radiusMeters: 10)
+                Issue.record("a 10 m watch was taken")
+            } catch LandmarkRemarkError.api(let problem) {
+                #expect(problem.code == .validationFailed)
+            }
+            try await app.deleteWatch(id: pier.id)
+            #expect(try await app.watches().map(\.id) == [home.id])
+
+            let me = try await app.setQuietHours(from: "22:00", to: "07:00", in: TimeZone(identifier: "Pacific/Auckland")!)
+            #expect(me.timeZone == "Pacific/Auckland" && me.quietHours == "22:00-07:00")
+
+            try await app.unregisterDevice(token: token)
+            #expect(try await devices(nil) == 0)
+            // Registered again, then signing out with it removes it.
+            try await app.registerDevice(token: token, appID: "com.example.landmarks")
+            #expect(try await devices("production") == 1)
+            await app.signOut(device: token)
+            #expect(try await devices(nil) == 0)
+        }
+    }
+
     @Test func reportsAndBlocks() async throws {
         let tenant = try await TestEnvironment.makeTenant()
         try await withLiveApp { _, port in

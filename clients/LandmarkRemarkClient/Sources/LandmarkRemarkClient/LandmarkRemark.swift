@@ -141,8 +141,9 @@ public final class LandmarkRemark: Sendable {
 
     /// Ends the session: here at once (a refresh under way is thrown away), then at the
     /// service (every session of the user with `everywhere`), best effort: signed out here
-    /// even when the service cannot be reached.
-    public func signOut(everywhere: Bool = false) async {
+    /// even when the service cannot be reached. `device`, this device's APNs token, is removed
+    /// with the session: its pushes stop (they would anyway, as the session ends).
+    public func signOut(everywhere: Bool = false, device: Data? = nil) async {
         // A token the service still takes (refreshed first if it has expired here), so that
         // ending the session there works an hour after the last call too.
         let usable = try? await session.accessToken()
@@ -151,7 +152,7 @@ public final class LandmarkRemark: Sendable {
         let client = Client(
             serverURL: baseURL, configuration: Self.configuration, transport: requests,
             middlewares: [TenantMiddleware(tenant: tenant), BearerMiddleware(token: token), ProblemMiddleware()])
-        _ = try? await Self.perform { try await client.logout(query: .init(all: everywhere ? true : nil)) }
+        _ = try? await Self.perform { try await client.logout(query: .init(all: everywhere ? true : nil, device: device.map(Self.hex(deviceToken:)))) }
     }
 
     func signedIn(_ call: () async throws -> Components.Schemas.TokenResponse) async throws -> User {

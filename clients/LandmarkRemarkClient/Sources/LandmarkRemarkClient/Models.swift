@@ -199,6 +199,10 @@ public struct Me: Sendable, Hashable {
     public let isHeldForModeration: Bool
     /// Whether the user moderates the tenant: show them the moderation queue.
     public let isModerator: Bool
+    /// The IANA time zone of the quiet hours; nil: UTC.
+    public let timeZone: String?
+    /// No pushes in this window ("22:00-07:00" in `timeZone`); nil: none.
+    public let quietHours: String?
 
     init(_ me: Components.Schemas.Me) {
         id = me.id
@@ -215,6 +219,8 @@ public struct Me: Sendable, Hashable {
         termsVersion = me.terms_version
         isHeldForModeration = me.moderation == .pending
         isModerator = me.moderator
+        timeZone = me.time_zone
+        quietHours = me.quiet_hours
     }
 }
 

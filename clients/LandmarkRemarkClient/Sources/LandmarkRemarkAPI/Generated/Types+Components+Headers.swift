@@ -42,5 +42,9 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/headers/IdempotentReplayed`.
         public typealias IdempotentReplayed = OpenAPIRuntime.OpenAPIValueContainer
+        /// The new watch's path.
+        ///
+        /// - Remark: Generated from `#/components/headers/WatchLocation`.
+        public typealias WatchLocation = Swift.String
     }
 }

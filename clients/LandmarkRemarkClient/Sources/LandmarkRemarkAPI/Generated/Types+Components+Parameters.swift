@@ -106,5 +106,11 @@ extension Components {
             case display = "display"
             case full = "full"
         }
+        /// The APNs device token as the app got it (`application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`), in hex: 64 to 200 digits, either case.
+        ///
+        /// - Remark: Generated from `#/components/parameters/DeviceToken`.
+        public typealias DeviceToken = Swift.String
+        /// - Remark: Generated from `#/components/parameters/WatchId`.
+        public typealias WatchId = Components.Schemas.Id
     }
 }

@@ -2953,5 +2953,72 @@ extension Components {
                 self.body = body
             }
         }
+        public struct ValidationFailedOrTooManyWatches: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/ValidationFailedOrTooManyWatches/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                ///
+                /// - Remark: Generated from `#/components/responses/ValidationFailedOrTooManyWatches/headers/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.ValidationFailedOrTooManyWatches.Headers
+            /// - Remark: Generated from `#/components/responses/ValidationFailedOrTooManyWatches/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/ValidationFailedOrTooManyWatches/content/application_problem_plus_json`.
+                public struct application_problem_plus_jsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/responses/ValidationFailedOrTooManyWatches/content/application_problem_plus_json/value1`.
+                    public var value1: Components.Schemas.Problem
+                    /// Creates a new `application_problem_plus_jsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - value1:
+                    public init(value1: Components.Schemas.Problem) {
+                        self.value1 = value1
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        self.value1 = try .init(from: decoder)
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try self.value1.encode(to: encoder)
+                    }
+                }
+                /// - Remark: Generated from `#/components/responses/ValidationFailedOrTooManyWatches/content/application\/problem+json`.
+                case application_problem_plus_json(Components.Responses.ValidationFailedOrTooManyWatches.Body.application_problem_plus_jsonPayload)
+                /// The associated value of the enum case if `self` is `.application_problem_plus_json`.
+                ///
+                /// - Throws: An error if `self` is not `.application_problem_plus_json`.
+                /// - SeeAlso: `.application_problem_plus_json`.
+                public var application_problem_plus_json: Components.Responses.ValidationFailedOrTooManyWatches.Body.application_problem_plus_jsonPayload {
+                    get throws {
+                        switch self {
+                        case let .application_problem_plus_json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.ValidationFailedOrTooManyWatches.Body
+            /// Creates a new `ValidationFailedOrTooManyWatches`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.ValidationFailedOrTooManyWatches.Headers,
+                body: Components.Responses.ValidationFailedOrTooManyWatches.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
     }
 }

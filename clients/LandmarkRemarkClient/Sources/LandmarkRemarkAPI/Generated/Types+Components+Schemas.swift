@@ -4881,6 +4881,204 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/RegisterDeviceRequest`.
+        public struct RegisterDeviceRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RegisterDeviceRequest/platform`.
+            public var platform: Components.Schemas.DevicePlatform
+            /// - Remark: Generated from `#/components/schemas/RegisterDeviceRequest/environment`.
+            public var environment: Components.Schemas.DeviceEnvironment
+            /// The app's bundle id, the topic of its pushes.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RegisterDeviceRequest/app_id`.
+            public var app_id: Swift.String
+            /// Creates a new `RegisterDeviceRequest`.
+            ///
+            /// - Parameters:
+            ///   - platform:
+            ///   - environment:
+            ///   - app_id: The app's bundle id, the topic of its pushes.
+            public init(
+                platform: Components.Schemas.DevicePlatform,
+                environment: Components.Schemas.DeviceEnvironment,
+                app_id: Swift.String
+            ) {
+                self.platform = platform
+                self.environment = environment
+                self.app_id = app_id
+            }
+            public enum CodingKeys: String, CodingKey {
+                case platform
+                case environment
+                case app_id
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.platform = try container.decode(
+                    Components.Schemas.DevicePlatform.self,
+                    forKey: .platform
+                )
+                self.environment = try container.decode(
+                    Components.Schemas.DeviceEnvironment.self,
+                    forKey: .environment
+                )
+                self.app_id = try container.decode(
+                    Swift.String.self,
+                    forKey: .app_id
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "platform",
+                    "environment",
+                    "app_id"
+                ])
+            }
+        }
+        /// Either `near` with `radius_m`, or `place_id` (with `radius_m`, or 500 m).
+        ///
+        /// - Remark: Generated from `#/components/schemas/CreateWatchRequest`.
+        public struct CreateWatchRequest: Codable, Hashable, Sendable {
+            /// The centre, `lat,lng` in degrees as the lists' `near` is written.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CreateWatchRequest/near`.
+            public var near: Swift.String?
+            /// The circle's radius in metres on the spheroid: from 100 to 50,000 unless the operator says otherwise (`LR_WATCH_RADIUS_MIN_M`, `LR_WATCH_RADIUS_MAX_M`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/CreateWatchRequest/radius_m`.
+            public var radius_m: Swift.Int?
+            /// A place the caller sees: the watch is a circle around it, and its pushes are titled with its name unless `label` says otherwise.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CreateWatchRequest/place_id`.
+            public struct place_idPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/CreateWatchRequest/place_id/value1`.
+                public var value1: Components.Schemas.Id
+                /// Creates a new `place_idPayload`.
+                ///
+                /// - Parameters:
+                ///   - value1:
+                public init(value1: Components.Schemas.Id) {
+                    self.value1 = value1
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    self.value1 = try decoder.decodeFromSingleValueContainer()
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeToSingleValueContainer(self.value1)
+                }
+            }
+            /// A place the caller sees: the watch is a circle around it, and its pushes are titled with its name unless `label` says otherwise.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CreateWatchRequest/place_id`.
+            public var place_id: Components.Schemas.CreateWatchRequest.place_idPayload?
+            /// What the pushes call the area ("Home"), up to 60 characters (code points) after trimming; blank or null is none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CreateWatchRequest/label`.
+            public var label: Swift.String?
+            /// Creates a new `CreateWatchRequest`.
+            ///
+            /// - Parameters:
+            ///   - near: The centre, `lat,lng` in degrees as the lists' `near` is written.
+            ///   - radius_m: The circle's radius in metres on the spheroid: from 100 to 50,000 unless the operator says otherwise (`LR_WATCH_RADIUS_MIN_M`, `LR_WATCH_RADIUS_MAX_M`).
+            ///   - place_id: A place the caller sees: the watch is a circle around it, and its pushes are titled with its name unless `label` says otherwise.
+            ///   - label: What the pushes call the area ("Home"), up to 60 characters (code points) after trimming; blank or null is none.
+            public init(
+                near: Swift.String? = nil,
+                radius_m: Swift.Int? = nil,
+                place_id: Components.Schemas.CreateWatchRequest.place_idPayload? = nil,
+                label: Swift.String? = nil
+            ) {
+                self.near = near
+                self.radius_m = radius_m
+                self.place_id = place_id
+                self.label = label
+            }
+            public enum CodingKeys: String, CodingKey {
+                case near
+                case radius_m
+                case place_id
+                case label
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.near = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .near
+                )
+                self.radius_m = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .radius_m
+                )
+                self.place_id = try container.decodeIfPresent(
+                    Components.Schemas.CreateWatchRequest.place_idPayload.self,
+                    forKey: .place_id
+                )
+                self.label = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .label
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "near",
+                    "radius_m",
+                    "place_id",
+                    "label"
+                ])
+            }
+        }
+        /// The fields to change; a watch of a place stays around its place (`near` is refused there).
+        ///
+        /// - Remark: Generated from `#/components/schemas/UpdateWatchRequest`.
+        public struct UpdateWatchRequest: Codable, Hashable, Sendable {
+            /// The centre, `lat,lng` in degrees as the lists' `near` is written.
+            ///
+            /// - Remark: Generated from `#/components/schemas/UpdateWatchRequest/near`.
+            public var near: Swift.String?
+            /// The circle's radius in metres on the spheroid: from 100 to 50,000 unless the operator says otherwise (`LR_WATCH_RADIUS_MIN_M`, `LR_WATCH_RADIUS_MAX_M`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/UpdateWatchRequest/radius_m`.
+            public var radius_m: Swift.Int?
+            /// What the pushes call the area ("Home"), up to 60 characters (code points) after trimming; blank or null is none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/UpdateWatchRequest/label`.
+            public var label: Swift.String?
+            /// Creates a new `UpdateWatchRequest`.
+            ///
+            /// - Parameters:
+            ///   - near: The centre, `lat,lng` in degrees as the lists' `near` is written.
+            ///   - radius_m: The circle's radius in metres on the spheroid: from 100 to 50,000 unless the operator says otherwise (`LR_WATCH_RADIUS_MIN_M`, `LR_WATCH_RADIUS_MAX_M`).
+            ///   - label: What the pushes call the area ("Home"), up to 60 characters (code points) after trimming; blank or null is none.
+            public init(
+                near: Swift.String? = nil,
+                radius_m: Swift.Int? = nil,
+                label: Swift.String? = nil
+            ) {
+                self.near = near
+                self.radius_m = radius_m
+                self.label = label
+            }
+            public enum CodingKeys: String, CodingKey {
+                case near
+                case radius_m
+                case label
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.near = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .near
+                )
+                self.radius_m = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .radius_m
+                )
+                self.label = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .label
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "near",
+                    "radius_m",
+                    "label"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Watch`.
         public struct Watch: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Watch/id`.
@@ -4990,6 +5188,46 @@ extension Components {
                     "updated_at"
                 ])
             }
+        }
+        /// - Remark: Generated from `#/components/schemas/WatchList`.
+        public struct WatchList: Codable, Hashable, Sendable {
+            /// The caller's watches, oldest first: at most `LR_WATCHES_PER_USER` (10 unless the operator says otherwise).
+            ///
+            /// - Remark: Generated from `#/components/schemas/WatchList/items`.
+            public var items: [Components.Schemas.Watch]
+            /// Creates a new `WatchList`.
+            ///
+            /// - Parameters:
+            ///   - items: The caller's watches, oldest first: at most `LR_WATCHES_PER_USER` (10 unless the operator says otherwise).
+            public init(items: [Components.Schemas.Watch]) {
+                self.items = items
+            }
+            public enum CodingKeys: String, CodingKey {
+                case items
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.items = try container.decode(
+                    [Components.Schemas.Watch].self,
+                    forKey: .items
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "items"
+                ])
+            }
+        }
+        /// Apple Push Notification service; the only one for now.
+        ///
+        /// - Remark: Generated from `#/components/schemas/DevicePlatform`.
+        @frozen public enum DevicePlatform: String, Codable, Hashable, Sendable, CaseIterable {
+            case apns = "apns"
+        }
+        /// APNs's environment the token belongs to: `sandbox` for a development build, `production` for TestFlight and the App Store.
+        ///
+        /// - Remark: Generated from `#/components/schemas/DeviceEnvironment`.
+        @frozen public enum DeviceEnvironment: String, Codable, Hashable, Sendable, CaseIterable {
+            case production = "production"
+            case sandbox = "sandbox"
         }
     }
 }

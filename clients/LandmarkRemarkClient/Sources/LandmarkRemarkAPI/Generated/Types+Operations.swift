@@ -16247,4 +16247,2296 @@ public enum Operations {
             }
         }
     }
+    /// Register a device for pushes
+    ///
+    /// Registers (or registers again: apps do it at every launch) the device token of this app installation, for the caller's session. A token belongs to one account: registering it moves it to the caller. It receives pushes while the session that registered it lasts: signing out of that session (or out of every session, a password reset, a suspension) stops them. A user has at most `LR_DEVICES_PER_USER` devices (10 unless the operator says otherwise): registering one more drops the one registered longest ago.
+    ///
+    /// - Remark: HTTP `PUT /v1/me/devices/{device_token}`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)`.
+    public enum registerDevice {
+        public static let id: Swift.String = "registerDevice"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/PUT/path`.
+            public struct Path: Sendable, Hashable {
+                /// The APNs device token as the app got it (`application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`), in hex: 64 to 200 digits, either case.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/PUT/path/device_token`.
+                public var device_token: Components.Parameters.DeviceToken
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - device_token: The APNs device token as the app got it (`application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`), in hex: 64 to 200 digits, either case.
+                public init(device_token: Components.Parameters.DeviceToken) {
+                    self.device_token = device_token
+                }
+            }
+            public var path: Operations.registerDevice.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/PUT/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/PUT/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/PUT/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.registerDevice.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.registerDevice.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.registerDevice.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/PUT/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/PUT/requestBody/content/application\/json`.
+                case json(Components.Schemas.RegisterDeviceRequest)
+            }
+            public var body: Operations.registerDevice.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.registerDevice.Input.Path,
+                headers: Operations.registerDevice.Input.Headers = .init(),
+                body: Operations.registerDevice.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct NoContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/PUT/responses/204/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/PUT/responses/204/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.registerDevice.Output.NoContent.Headers
+                /// Creates a new `NoContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.registerDevice.Output.NoContent.Headers) {
+                    self.headers = headers
+                }
+            }
+            /// Registered.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.registerDevice.Output.NoContent)
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            public var noContent: Operations.registerDevice.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is larger than the configured limit (64 KiB by default).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PayloadTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PayloadTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is not declared `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.ValidationFailed)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.ValidationFailed {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Stop pushes to a device
+    ///
+    /// Removes the device token if it is the caller's. Removing a token that is not registered changes nothing.
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/devices/{device_token}`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/delete(unregisterDevice)`.
+    public enum unregisterDevice {
+        public static let id: Swift.String = "unregisterDevice"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/DELETE/path`.
+            public struct Path: Sendable, Hashable {
+                /// The APNs device token as the app got it (`application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`), in hex: 64 to 200 digits, either case.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/DELETE/path/device_token`.
+                public var device_token: Components.Parameters.DeviceToken
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - device_token: The APNs device token as the app got it (`application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`), in hex: 64 to 200 digits, either case.
+                public init(device_token: Components.Parameters.DeviceToken) {
+                    self.device_token = device_token
+                }
+            }
+            public var path: Operations.unregisterDevice.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/DELETE/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/DELETE/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/DELETE/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.unregisterDevice.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.unregisterDevice.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.unregisterDevice.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.unregisterDevice.Input.Path,
+                headers: Operations.unregisterDevice.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct NoContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/DELETE/responses/204/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/devices/{device_token}/DELETE/responses/204/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.unregisterDevice.Output.NoContent.Headers
+                /// Creates a new `NoContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.unregisterDevice.Output.NoContent.Headers) {
+                    self.headers = headers
+                }
+            }
+            /// Not registered.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/delete(unregisterDevice)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.unregisterDevice.Output.NoContent)
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            public var noContent: Operations.unregisterDevice.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/delete(unregisterDevice)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/delete(unregisterDevice)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/delete(unregisterDevice)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.ValidationFailed)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.ValidationFailed {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/delete(unregisterDevice)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/delete(unregisterDevice)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/delete(unregisterDevice)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// The caller's watches
+    ///
+    /// - Remark: HTTP `GET /v1/me/watches`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/get(listWatches)`.
+    public enum listWatches {
+        public static let id: Swift.String = "listWatches"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/watches/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/watches/GET/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/watches/GET/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.listWatches.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.listWatches.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.listWatches.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            public init(headers: Operations.listWatches.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/watches/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/watches/GET/responses/200/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.listWatches.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/watches/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/watches/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.WatchList)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.WatchList {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.listWatches.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.listWatches.Output.Ok.Headers,
+                    body: Operations.listWatches.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The caller's watches, oldest first.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/get(listWatches)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.listWatches.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.listWatches.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/get(listWatches)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/get(listWatches)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/get(listWatches)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/get(listWatches)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/get(listWatches)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Watch an area for new notes
+    ///
+    /// From the next note on, a public note written inside the circle by someone else (not blocked either way, not held for a moderator) is pushed to each of the caller's devices, titled with the watch's label (or its place's name), with the author and the start of the note. Watches overlapping each other push a note once.
+    ///
+    /// - Remark: HTTP `POST /v1/me/watches`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)`.
+    public enum createWatch {
+        public static let id: Swift.String = "createWatch"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/watches/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/watches/POST/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/watches/POST/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.createWatch.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.createWatch.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.createWatch.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/me/watches/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/watches/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.CreateWatchRequest)
+            }
+            public var body: Operations.createWatch.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.createWatch.Input.Headers = .init(),
+                body: Operations.createWatch.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/watches/POST/responses/201/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/watches/POST/responses/201/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// The new watch's path.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/watches/POST/responses/201/headers/Location`.
+                    public var Location: Components.Headers.WatchLocation
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///   - Location: The new watch's path.
+                    public init(
+                        X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId,
+                        Location: Components.Headers.WatchLocation
+                    ) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                        self.Location = Location
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.createWatch.Output.Created.Headers
+                /// - Remark: Generated from `#/paths/v1/me/watches/POST/responses/201/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/watches/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.Watch)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Watch {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.createWatch.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.createWatch.Output.Created.Headers,
+                    body: Operations.createWatch.Output.Created.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The watch.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.createWatch.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            public var created: Operations.createWatch.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is larger than the configured limit (64 KiB by default).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PayloadTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PayloadTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is not declared `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `validation_failed`: a field is missing, unknown, mistyped or out of range, or `place_id` is not a place the caller sees (`errors[]` names each). `too_many_watches`: the caller has as many watches as a user may (`LR_WATCHES_PER_USER`, 10 unless the operator says otherwise); delete one first.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.ValidationFailedOrTooManyWatches)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.ValidationFailedOrTooManyWatches {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// One of the caller's watches
+    ///
+    /// - Remark: HTTP `GET /v1/me/watches/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/{id}/get(getWatch)`.
+    public enum getWatch {
+        public static let id: Swift.String = "getWatch"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/watches/{id}/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/GET/path/id`.
+                public var id: Components.Parameters.WatchId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                public init(id: Components.Parameters.WatchId) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.getWatch.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/watches/{id}/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/GET/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/GET/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.getWatch.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.getWatch.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.getWatch.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.getWatch.Input.Path,
+                headers: Operations.getWatch.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/watches/{id}/GET/responses/200/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.getWatch.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/watches/{id}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Watch)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Watch {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.getWatch.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.getWatch.Output.Ok.Headers,
+                    body: Operations.getWatch.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The watch.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/get(getWatch)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.getWatch.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.getWatch.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/get(getWatch)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/get(getWatch)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such resource visible to the caller (other tenants' and other users' private data are not found either).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/get(getWatch)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/get(getWatch)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/get(getWatch)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/get(getWatch)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Change a watch
+    ///
+    /// - Remark: HTTP `PATCH /v1/me/watches/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)`.
+    public enum updateWatch {
+        public static let id: Swift.String = "updateWatch"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/watches/{id}/PATCH/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/PATCH/path/id`.
+                public var id: Components.Parameters.WatchId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                public init(id: Components.Parameters.WatchId) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.updateWatch.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/watches/{id}/PATCH/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/PATCH/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/PATCH/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.updateWatch.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.updateWatch.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.updateWatch.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/me/watches/{id}/PATCH/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/PATCH/requestBody/content/application\/json`.
+                case json(Components.Schemas.UpdateWatchRequest)
+            }
+            public var body: Operations.updateWatch.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.updateWatch.Input.Path,
+                headers: Operations.updateWatch.Input.Headers = .init(),
+                body: Operations.updateWatch.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/PATCH/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/watches/{id}/PATCH/responses/200/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.updateWatch.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/PATCH/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/watches/{id}/PATCH/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Watch)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Watch {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.updateWatch.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.updateWatch.Output.Ok.Headers,
+                    body: Operations.updateWatch.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The watch as changed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.updateWatch.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.updateWatch.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request is malformed: the body is not a JSON object, repeats a key within one object (the detail names it, e.g. `password.current`), or breaks HTTP/1.1 framing (such as a bad chunk size), a required header is missing, or a query parameter is malformed (the detail names it).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.MalformedRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.MalformedRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such resource visible to the caller (other tenants' and other users' private data are not found either).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is larger than the configured limit (64 KiB by default).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PayloadTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PayloadTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is not declared `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed JSON but invalid: a missing, unknown, null or wrongly typed field, or a value out of range. `errors[]` names each field.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.ValidationFailed)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.ValidationFailed {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
+    /// Stop watching an area
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/watches/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/{id}/delete(deleteWatch)`.
+    public enum deleteWatch {
+        public static let id: Swift.String = "deleteWatch"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/watches/{id}/DELETE/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/DELETE/path/id`.
+                public var id: Components.Parameters.WatchId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                public init(id: Components.Parameters.WatchId) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.deleteWatch.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/watches/{id}/DELETE/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/DELETE/header/X-Tenant`.
+                public var X_hyphen_Tenant: Components.Parameters.XTenant?
+                /// A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/DELETE/header/X-Request-Id`.
+                public var X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.deleteWatch.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - X_hyphen_Tenant: Optional on authenticated calls (the token names the tenant); when sent it must name the token's tenant, else `403 tenant_mismatch`.
+                ///   - X_hyphen_Request_hyphen_Id: A client-chosen id for tracing: echoed in the response when it is 1 to 128 visible ASCII characters without `"` or `\`, else replaced by a fresh one.
+                ///   - accept:
+                public init(
+                    X_hyphen_Tenant: Components.Parameters.XTenant? = nil,
+                    X_hyphen_Request_hyphen_Id: Components.Parameters.XRequestId? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.deleteWatch.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.X_hyphen_Tenant = X_hyphen_Tenant
+                    self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.deleteWatch.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.deleteWatch.Input.Path,
+                headers: Operations.deleteWatch.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct NoContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/watches/{id}/DELETE/responses/204/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/watches/{id}/DELETE/responses/204/headers/X-Request-Id`.
+                    public var X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - X_hyphen_Request_hyphen_Id: The request's id: the client's `X-Request-Id` when sane, else a fresh one.
+                    public init(X_hyphen_Request_hyphen_Id: Components.Headers.XRequestId) {
+                        self.X_hyphen_Request_hyphen_Id = X_hyphen_Request_hyphen_Id
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.deleteWatch.Output.NoContent.Headers
+                /// Creates a new `NoContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.deleteWatch.Output.NoContent.Headers) {
+                    self.headers = headers
+                }
+            }
+            /// Deleted: nothing more is pushed for it.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/delete(deleteWatch)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.deleteWatch.Output.NoContent)
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            public var noContent: Operations.deleteWatch.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No, unknown, expired or revoked access token. A revocation counts at once on the server that took it and within a second on every other.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/delete(deleteWatch)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthenticated)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthenticated {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `X-Tenant` names a tenant other than the access token's.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/delete(deleteWatch)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.TenantMismatch)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.TenantMismatch {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such resource visible to the caller (other tenants' and other users' private data are not found either).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/delete(deleteWatch)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: this user, tenant or client address already holds its share of the database pool or of password hashing, and none came free in time; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/delete(deleteWatch)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.ShareExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.ShareExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Something went wrong on the server. The detail never carries internals; `request_id` identifies the failure in the logs.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/delete(deleteWatch)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The database is unreachable, the service is overloaded, or the request ran past its time limit (`LR_REQUEST_TIMEOUT_MS`, or a statement past `LR_DB_STATEMENT_TIMEOUT_MS`) and was cancelled; retry after `Retry-After` seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/watches/{id}/delete(deleteWatch)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case application_problem_plus_json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .application_problem_plus_json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .application_problem_plus_json:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .application_problem_plus_json
+                ]
+            }
+        }
+    }
 }

@@ -322,6 +322,47 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/places/{id}/photos/{photo_id}`.
     /// - Remark: Generated from `#/paths//v1/places/{id}/photos/{photo_id}/delete(deletePlacePhoto)`.
     func deletePlacePhoto(_ input: Operations.deletePlacePhoto.Input) async throws -> Operations.deletePlacePhoto.Output
+    /// Register a device for pushes
+    ///
+    /// Registers (or registers again: apps do it at every launch) the device token of this app installation, for the caller's session. A token belongs to one account: registering it moves it to the caller. It receives pushes while the session that registered it lasts: signing out of that session (or out of every session, a password reset, a suspension) stops them. A user has at most `LR_DEVICES_PER_USER` devices (10 unless the operator says otherwise): registering one more drops the one registered longest ago.
+    ///
+    /// - Remark: HTTP `PUT /v1/me/devices/{device_token}`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)`.
+    func registerDevice(_ input: Operations.registerDevice.Input) async throws -> Operations.registerDevice.Output
+    /// Stop pushes to a device
+    ///
+    /// Removes the device token if it is the caller's. Removing a token that is not registered changes nothing.
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/devices/{device_token}`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/delete(unregisterDevice)`.
+    func unregisterDevice(_ input: Operations.unregisterDevice.Input) async throws -> Operations.unregisterDevice.Output
+    /// The caller's watches
+    ///
+    /// - Remark: HTTP `GET /v1/me/watches`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/get(listWatches)`.
+    func listWatches(_ input: Operations.listWatches.Input) async throws -> Operations.listWatches.Output
+    /// Watch an area for new notes
+    ///
+    /// From the next note on, a public note written inside the circle by someone else (not blocked either way, not held for a moderator) is pushed to each of the caller's devices, titled with the watch's label (or its place's name), with the author and the start of the note. Watches overlapping each other push a note once.
+    ///
+    /// - Remark: HTTP `POST /v1/me/watches`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)`.
+    func createWatch(_ input: Operations.createWatch.Input) async throws -> Operations.createWatch.Output
+    /// One of the caller's watches
+    ///
+    /// - Remark: HTTP `GET /v1/me/watches/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/{id}/get(getWatch)`.
+    func getWatch(_ input: Operations.getWatch.Input) async throws -> Operations.getWatch.Output
+    /// Change a watch
+    ///
+    /// - Remark: HTTP `PATCH /v1/me/watches/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)`.
+    func updateWatch(_ input: Operations.updateWatch.Input) async throws -> Operations.updateWatch.Output
+    /// Stop watching an area
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/watches/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/{id}/delete(deleteWatch)`.
+    func deleteWatch(_ input: Operations.deleteWatch.Input) async throws -> Operations.deleteWatch.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -971,6 +1012,101 @@ extension APIProtocol {
         headers: Operations.deletePlacePhoto.Input.Headers = .init()
     ) async throws -> Operations.deletePlacePhoto.Output {
         try await deletePlacePhoto(Operations.deletePlacePhoto.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Register a device for pushes
+    ///
+    /// Registers (or registers again: apps do it at every launch) the device token of this app installation, for the caller's session. A token belongs to one account: registering it moves it to the caller. It receives pushes while the session that registered it lasts: signing out of that session (or out of every session, a password reset, a suspension) stops them. A user has at most `LR_DEVICES_PER_USER` devices (10 unless the operator says otherwise): registering one more drops the one registered longest ago.
+    ///
+    /// - Remark: HTTP `PUT /v1/me/devices/{device_token}`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/put(registerDevice)`.
+    public func registerDevice(
+        path: Operations.registerDevice.Input.Path,
+        headers: Operations.registerDevice.Input.Headers = .init(),
+        body: Operations.registerDevice.Input.Body
+    ) async throws -> Operations.registerDevice.Output {
+        try await registerDevice(Operations.registerDevice.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Stop pushes to a device
+    ///
+    /// Removes the device token if it is the caller's. Removing a token that is not registered changes nothing.
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/devices/{device_token}`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/{device_token}/delete(unregisterDevice)`.
+    public func unregisterDevice(
+        path: Operations.unregisterDevice.Input.Path,
+        headers: Operations.unregisterDevice.Input.Headers = .init()
+    ) async throws -> Operations.unregisterDevice.Output {
+        try await unregisterDevice(Operations.unregisterDevice.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The caller's watches
+    ///
+    /// - Remark: HTTP `GET /v1/me/watches`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/get(listWatches)`.
+    public func listWatches(headers: Operations.listWatches.Input.Headers = .init()) async throws -> Operations.listWatches.Output {
+        try await listWatches(Operations.listWatches.Input(headers: headers))
+    }
+    /// Watch an area for new notes
+    ///
+    /// From the next note on, a public note written inside the circle by someone else (not blocked either way, not held for a moderator) is pushed to each of the caller's devices, titled with the watch's label (or its place's name), with the author and the start of the note. Watches overlapping each other push a note once.
+    ///
+    /// - Remark: HTTP `POST /v1/me/watches`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/post(createWatch)`.
+    public func createWatch(
+        headers: Operations.createWatch.Input.Headers = .init(),
+        body: Operations.createWatch.Input.Body
+    ) async throws -> Operations.createWatch.Output {
+        try await createWatch(Operations.createWatch.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// One of the caller's watches
+    ///
+    /// - Remark: HTTP `GET /v1/me/watches/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/{id}/get(getWatch)`.
+    public func getWatch(
+        path: Operations.getWatch.Input.Path,
+        headers: Operations.getWatch.Input.Headers = .init()
+    ) async throws -> Operations.getWatch.Output {
+        try await getWatch(Operations.getWatch.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Change a watch
+    ///
+    /// - Remark: HTTP `PATCH /v1/me/watches/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/{id}/patch(updateWatch)`.
+    public func updateWatch(
+        path: Operations.updateWatch.Input.Path,
+        headers: Operations.updateWatch.Input.Headers = .init(),
+        body: Operations.updateWatch.Input.Body
+    ) async throws -> Operations.updateWatch.Output {
+        try await updateWatch(Operations.updateWatch.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Stop watching an area
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/watches/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/watches/{id}/delete(deleteWatch)`.
+    public func deleteWatch(
+        path: Operations.deleteWatch.Input.Path,
+        headers: Operations.deleteWatch.Input.Headers = .init()
+    ) async throws -> Operations.deleteWatch.Output {
+        try await deleteWatch(Operations.deleteWatch.Input(
             path: path,
             headers: headers
         ))
