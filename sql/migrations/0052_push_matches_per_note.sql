@@ -157,13 +157,14 @@ BEGIN
     WHERE pn.tenant_id IN (SELECT t.id FROM tenants t WHERE t.apns_team_id IS NOT NULL AND t.disabled_at IS NULL);
 END $$;
 
--- Retention as 0050, and push_notes a day old (a tenant whose credentials were removed after
--- the write) deleted. The sender empties push_notes within seconds, so the table is small and
--- the write keeps it free of an index for this.
-CREATE OR REPLACE FUNCTION purge_push_records(p_batch bigint DEFAULT 10000) RETURNS bigint
+-- Retention (RetentionService, beside purge_push_records of 0050): push_notes a day old (a
+-- tenant whose credentials were removed after the write) are deleted. The sender empties
+-- push_notes within seconds, so the table is small and the write keeps it free of an index
+-- for this.
+CREATE FUNCTION purge_push_notes(p_batch bigint DEFAULT 10000) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
-DECLARE v_notes bigint; v_stale bigint; v_matches bigint; v_pushes bigint;
+DECLARE v_notes bigint;
 BEGIN
     WITH doomed AS (
         SELECT pn.tenant_id, pn.id FROM public.push_notes pn WHERE pn.created_at < now() - interval '1 day' LIMIT p_batch
@@ -171,26 +172,7 @@ BEGIN
         DELETE FROM public.push_notes pn USING doomed d WHERE pn.tenant_id = d.tenant_id AND pn.id = d.id RETURNING 1
     )
     SELECT count(*) INTO v_notes FROM purged;
-    WITH stale AS (
-        SELECT m.tenant_id, m.id FROM public.push_matches m
-        WHERE m.state = 'pending' AND m.created_at < now() - interval '1 day' LIMIT p_batch
-    ), dropped AS (
-        UPDATE public.push_matches m SET state = 'dropped', finished_at = now() FROM stale s
-        WHERE m.tenant_id = s.tenant_id AND m.id = s.id RETURNING 1
-    )
-    SELECT count(*) INTO v_stale FROM dropped;
-    WITH doomed AS (
-        SELECT m.tenant_id, m.id FROM public.push_matches m
-        WHERE m.state <> 'pending' AND m.finished_at < now() - interval '7 days' LIMIT p_batch
-    ), purged AS (
-        DELETE FROM public.push_matches m USING doomed d WHERE m.tenant_id = d.tenant_id AND m.id = d.id RETURNING 1
-    )
-    SELECT count(*) INTO v_matches FROM purged;
-    WITH doomed AS (
-        SELECT p.tenant_id, p.id FROM public.pushes p WHERE p.sent_at < now() - interval '30 days' LIMIT p_batch
-    ), purged AS (
-        DELETE FROM public.pushes p USING doomed d WHERE p.tenant_id = d.tenant_id AND p.id = d.id RETURNING 1
-    )
-    SELECT count(*) INTO v_pushes FROM purged;
-    RETURN greatest(v_notes, v_stale, v_matches, v_pushes);
+    RETURN v_notes;
 END $$;
+REVOKE ALL ON FUNCTION purge_push_notes(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION purge_push_notes(bigint) TO landmark_app;

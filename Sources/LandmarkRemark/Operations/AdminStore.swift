@@ -104,10 +104,11 @@ struct AdminStore: Sendable {
         try await pool.query("SELECT purge_auth_revocations(\(keepingSeconds), \(batch))")[0].decode(Int.self, column: 0)
     }
 
-    /// One batch of `purge_push_records` (migration 0050): matches a day old dropped, finished
-    /// ones after 7 days, pushes after 30; the most rows of one table.
+    /// One batch of `purge_push_records` (migration 0050: matches a day old dropped, finished
+    /// ones after 7 days, pushes after 30) and of `purge_push_notes` (0052: notes' watchers not
+    /// expanded within a day); the most rows of one table.
     func purgePushRecords(batch: Int) async throws -> Int {
-        try await pool.query("SELECT purge_push_records(\(batch))")[0].decode(Int.self, column: 0)
+        try await pool.query("SELECT greatest(purge_push_records(\(batch)), purge_push_notes(\(batch)))")[0].decode(Int.self, column: 0)
     }
 
     /// One batch of `purge_sign_in_records` (migrations 0011, 0012): spent ID tokens, guest
