@@ -60,11 +60,8 @@ psql "$OWNER" -XAtq -v ON_ERROR_STOP=1 -v key="$(cat "$WORK/key.pem")" \
 # A full queue before the sender starts: the notes, matched as they are written.
 q "DELETE FROM push_notes WHERE tenant_id = $TENANT; DELETE FROM pushes WHERE tenant_id = $TENANT;
    DELETE FROM push_queues WHERE tenant_id = $TENANT" >/dev/null
-q "INSERT INTO notes (tenant_id, user_id, body, location)
-   SELECT $TENANT, (SELECT id FROM users WHERE tenant_id = $TENANT AND username = 'kim.20'), 'push delivery bench',
-          ST_SetSRID(ST_MakePoint(-0.1278 + (random() - 0.5) * 10000 / 111320.0 * 1.606648816,
-                                  51.5074 + (random() - 0.5) * 10000 / 111320.0), 4326)::geography
-   FROM generate_series(1, $NOTES)" >/dev/null
+psql "$OWNER" -XAtq -v ON_ERROR_STOP=1 -v tenant="$TENANT" -v n="$NOTES" -v body='push delivery bench' \
+    -f bench/london-notes.sql >/dev/null
 
 PORT=$(free_port)
 START=$(date +%s.%N)

@@ -83,11 +83,10 @@ trap - EXIT
 read -r matched notes expand_ms < <(psql "$OWNER" -XAtq -v ON_ERROR_STOP=1 <<SQL | tr '|' ' ' | paste -sd' '
 BEGIN;
 DELETE FROM push_notes WHERE tenant_id = $TENANT;
-INSERT INTO notes (tenant_id, user_id, body, location)
-SELECT $TENANT, (SELECT id FROM users WHERE tenant_id = $TENANT AND username = 'kim.20'), 'push bench',
-       ST_SetSRID(ST_MakePoint(-0.1278 + (random() - 0.5) * 10000 / 111320.0 * 1.606648816,
-                               51.5074 + (random() - 0.5) * 10000 / 111320.0), 4326)::geography
-FROM generate_series(1, 500);
+\\set tenant $TENANT
+\\set n 500
+\\set body 'push bench'
+\\i bench/london-notes.sql
 SELECT coalesce(sum(cardinality(watchers)), 0), count(*) FROM push_notes WHERE tenant_id = $TENANT;
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \\gset
 SELECT expand_push_notes($TENANT, 500) \\gset

@@ -10,8 +10,6 @@ import Testing
 /// message, a relay down for a minute, refusals for good. Each test drives senders of its own
 /// on a clock of its own (no other suite's sender takes mail made on it).
 @Suite struct MailDeliveryTests {
-    struct Died: Error {}
-
     @Test func aSenderThatDiesAfterTheRelayAcceptedLeavesAtMostOneMoreCopyOfTheSameMessage() async throws {
         let clock = TestClock()
         let rig = try await MailTestRig(clock: clock)

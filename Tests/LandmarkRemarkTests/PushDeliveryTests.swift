@@ -74,7 +74,7 @@ import Testing
 
         /// Expands what the writes matched, as a sender does first; returns the notes taken.
         func expand() async throws -> Int {
-            try await TestEnvironment.ownerScalar("SELECT expand_push_notes(\(tenantID), 1000)", as: Int.self)
+            try await TestEnvironment.expandPushNotes(tenantID: tenantID)
         }
 
         /// The states of the tenant's matches, oldest first.
@@ -203,8 +203,6 @@ import Testing
         }
         await rig.fake.stop()
     }
-
-    struct Died: Error {}
 
     /// Delivery is at least once: a sender that dies between APNs's 200 and recording it leaves
     /// the push to the next sender after its lease, which sends the same push again (the same

@@ -25,7 +25,7 @@ import Testing
         try await TestEnvironment.withOwnerPool { pool in
             // The tenant first: on Citus a function that queries shards cannot run per row of one.
             let tenantID = try await pool.query("SELECT tenant_id FROM notes WHERE id = \(Int64(note)!)")[0].decode(Int64.self, column: 0)
-            try await pool.query("SELECT expand_push_notes(\(tenantID), 1000)")
+            _ = try await TestEnvironment.expandPushNotes(tenantID: tenantID)
             return try await pool.query("SELECT user_id, watch_id FROM push_matches WHERE note_id = \(Int64(note)!) ORDER BY user_id").map { row in
                 let (user, watch) = try row.decode((Int64, Int64).self)
                 return (String(user), String(watch))

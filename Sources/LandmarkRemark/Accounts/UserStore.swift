@@ -80,7 +80,7 @@ struct UserStore: Sendable {
                    (SELECT count(*) FROM notes n WHERE n.tenant_id = \(tenantID) AND n.user_id = u.id),
                    (SELECT count(*) FROM places p WHERE p.tenant_id = \(tenantID) AND p.created_by = u.id),
                    u.terms_version, u.moderation, u.moderator, u.email_verified_at IS NOT NULL, \(Self.pendingEmail(tenantID: tenantID)),
-                   u.time_zone, to_char(u.quiet_start, 'HH24:MI') || '-' || to_char(u.quiet_end, 'HH24:MI')
+                   u.time_zone, \(Self.quietHours)
             FROM users u
             WHERE u.tenant_id = \(tenantID) AND u.id = \(id)
             """)
@@ -113,6 +113,9 @@ struct UserStore: Sendable {
             """)
         return true
     }
+
+    /// `users u`'s quiet hours as the API shows them, `"HH:MM-HH:MM"`, or null.
+    static let quietHours: PostgresQuery = "to_char(u.quiet_start, 'HH24:MI') || '-' || to_char(u.quiet_end, 'HH24:MI')"
 
     /// An address `users u`'s email is being changed to: the newest live verification code's,
     /// when it is not the current email (migration 0031).

@@ -1,9 +1,9 @@
 import Foundation
 import Postgres
 
-/// The senders' SQL over what matching queued (migrations 0049, 0050, 0052): the notes' watchers
-/// turned into matches, the due matches as they stand now, the watcher's live devices, and the record of each push. Every statement names
-/// its tenant (Citus routes it to one shard).
+/// The senders' SQL over what matching queued (migrations 0049, 0050, 0052): the notes'
+/// watchers turned into matches, the due matches as they stand now, the watcher's live devices,
+/// and the record of each push. Every statement names its tenant (Citus routes it to one shard).
 struct PushOutbox: Sendable {
     static let queues = SenderQueues(table: "push_queues", failures: "failures")
 

@@ -6,13 +6,14 @@ import ServiceLifecycle
 
 /// Sends the pushes matching queued. Every replica may run one: per tenant, the sender that
 /// holds the tenant's queue turns the notes the write matched (`push_notes`) into matches per
-/// watcher (`push_matches`), sends the due ones, user by user, and records each push; the others find the queue held and move on, so each push goes once. APNs busy,
-/// failing or silent rests the tenant's queue (5 s, doubling up to the cap) with its matches
-/// left pending; a device APNs calls gone is removed.
+/// watcher (`push_matches`), sends the due ones, user by user, and records each push; the
+/// others find the queue held and move on, so each push goes once. APNs busy, failing or
+/// silent rests the tenant's queue (5 s, doubling up to the cap) with its matches left pending;
+/// a device APNs calls gone is removed.
 ///
-/// Per user: nothing in their quiet hours, and at most `perUserPerHour` pushes in any hour. Matches beyond wait for the hour
-/// to allow another push, and go then as one summary ("5 new notes near Home"), as do more
-/// matches at once than the hour has room for.
+/// Per user: nothing in their quiet hours, and at most `perUserPerHour` pushes in any hour.
+/// Matches beyond wait for the hour to allow another push, and go then as one summary ("5 new
+/// notes near Home"), as do more matches at once than the hour has room for.
 final class PushSender: Service, Sendable {
     let pool: PostgresPool
     let outbox: PushOutbox

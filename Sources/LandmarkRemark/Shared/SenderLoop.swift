@@ -89,8 +89,10 @@ final class SenderLoop: Sendable {
     /// reach.
     func whileHolding(tenantID: Int64, _ body: (TenantDB, _ failures: Int) async throws -> Void) async throws {
         let db = TenantDB(pool: pool, tenantID: tenantID, logger: logger)
-        guard let failures = try await renew(db) else { return }
         do {
+            // Inside the `do`: a cancellation while the hold is in flight may still have taken
+            // the queue, and letting it go (only if ours) spares the others a lease's wait.
+            guard let failures = try await renew(db) else { return }
             try await body(db, failures)
         } catch where Task.isCancelled {
             await Task { try? await self.release(db, worked: false) }.value

@@ -98,3 +98,6 @@ struct MailTestRig: Sendable {
         String(try #require(mail.text.firstMatch(of: /#t=(lr_ml_[A-Za-z0-9_-]+)/)).1)
     }
 }
+
+/// What a sender's hook throws to die between the relay's (or APNs's) acceptance and the record.
+struct Died: Error {}

@@ -25,7 +25,7 @@ struct AccountExportStore: Sendable {
                 'pending_email', \(UserStore.pendingEmail(tenantID: tenantID)), 'created_at', \(Self.time("u.created_at")),
                 'guest', u.guest, 'has_password', u.password_hash IS NOT NULL, 'terms_version', u.terms_version,
                 'terms_accepted_at', \(Self.time("u.terms_accepted_at")), 'moderation', u.moderation, 'moderator', u.moderator,
-                'time_zone', u.time_zone, 'quiet_hours', to_char(u.quiet_start, 'HH24:MI') || '-' || to_char(u.quiet_end, 'HH24:MI'),
+                'time_zone', u.time_zone, 'quiet_hours', \(UserStore.quietHours),
                 'identities', coalesce((
                     SELECT json_agg(json_build_object(
                         'provider', i.provider, 'subject', i.subject, 'email', i.email, 'client_id', i.client_id,
