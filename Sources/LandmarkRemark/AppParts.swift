@@ -50,7 +50,8 @@ struct AppParts: Sendable {
                 conninfo: try configuration.requireDatabaseURL(),
                 maxConnections: configuration.database.poolSize,
                 acquireTimeout: configuration.database.acquireTimeout,
-                statementTimeout: configuration.database.statementTimeout),
+                statementTimeout: configuration.database.statementTimeout,
+                plansPreparedOnce: configuration.database.plansPreparedOnce),
             logger: logger)
         hashingPool = HashingPool(maxConcurrent: configuration.accounts.hashConcurrency, queueTimeout: configuration.accounts.hashQueueTimeout)
         hashingPool.start()

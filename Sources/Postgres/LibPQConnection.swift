@@ -35,7 +35,7 @@ final class LibPQConnection: @unchecked Sendable {
     /// sent with `set_config(name, value, true)` in the statement's pipeline, so they hold
     /// through PgBouncer in transaction mode too, where a session `SET` would stay behind on
     /// one server connection.
-    let statementSettings: [(String, String)]
+    private(set) var statementSettings: [(String, String)]
     /// What `PQcancel` needs, taken once after connecting: `PQcancel` is safe to call from
     /// any thread while the connection is in use, `PQgetCancel` is not.
     let cancelHandle: OpaquePointer?
@@ -55,7 +55,7 @@ final class LibPQConnection: @unchecked Sendable {
     /// then runs non-blocking and waits for its socket in `readiness`.
     init(
         conninfo: String, readiness: SocketReadiness,
-        statementSettings: [(String, String)] = [], cancelThreads: NIOThreadPool
+        statementSettings: [(String, String)] = [], unlessCitus: (String, String)? = nil, cancelThreads: NIOThreadPool
     ) throws {
         guard let handle = PQconnectdb(conninfo) else {
             throw PostgresError(kind: .connectionFailed, message: "libpq could not allocate a connection")
@@ -78,6 +78,11 @@ final class LibPQConnection: @unchecked Sendable {
         // Results come in binary (`resultFormat` 1), so decoding depends on no setting but the
         // text's encoding (UTF-8); SQL that renders dates as text sees ISO dates in UTC.
         _ = try executeBlocking(simple: "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'")
+        // A setting Citus cannot plan with (`plan_cache_mode`) joins the others only where the
+        // database has no Citus: asked once per connection, as a database may gain it.
+        if let unlessCitus, try executeBlocking(simple: "SELECT 1 FROM pg_extension WHERE extname = 'citus'").isEmpty {
+            self.statementSettings.append(unlessCitus)
+        }
         if PQsetnonblocking(handle, 1) != 0 {
             throw lostConnection()
         }

@@ -35,9 +35,11 @@ public final class PostgresPool: Sendable, Service {
         /// 2026-11-29-generic-plans.md). A statement whose best plan depends on its values is
         /// not prepared, and is planned for them each time whatever this says. Off by default:
         /// the setting's statement then goes with every statement, and some (`CREATE INDEX
-        /// CONCURRENTLY` in a migration) must run alone. Never on Citus: a generic plan leaves
-        /// it without the distribution column's value, and it cannot plan a statement with a
-        /// join or a subquery then (SQLSTATE 0A000, "could not create distributed plan").
+        /// CONCURRENTLY` in a migration) must run alone. Never where the database has Citus
+        /// (each connection looks at `pg_extension` when it opens, and leaves the setting out
+        /// there): a generic plan leaves Citus without the distribution column's value, and it
+        /// cannot plan a statement with a join or a subquery then (SQLSTATE 0A000, "could not
+        /// create distributed plan").
         public var plansPreparedOnce: Bool
 
         public init(
@@ -58,9 +60,11 @@ public final class PostgresPool: Sendable, Service {
                 let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
                 settings.append(("statement_timeout", String(max(milliseconds, 1))))
             }
-            if plansPreparedOnce { settings.append(("plan_cache_mode", "force_generic_plan")) }
             return settings
         }
+
+        /// What `plansPreparedOnce` adds to them where the database can plan that way.
+        static let plannedOnce = ("plan_cache_mode", "force_generic_plan")
     }
 
     /// A snapshot for metrics and tests.
@@ -277,10 +281,12 @@ public final class PostgresPool: Sendable, Service {
         let conninfo = configuration.conninfo
         let readiness = self.readiness
         let settings = configuration.statementSettings
+        let plannedOnce = configuration.plansPreparedOnce ? Configuration.plannedOnce : nil
         let threads = connectThreads
         do {
             return try await connectThreads.runIfActive {
-                try LibPQConnection(conninfo: conninfo, readiness: readiness, statementSettings: settings, cancelThreads: threads)
+                try LibPQConnection(
+                    conninfo: conninfo, readiness: readiness, statementSettings: settings, unlessCitus: plannedOnce, cancelThreads: threads)
             }
         } catch {
             giveUpSlot()

@@ -67,6 +67,12 @@ extension AppConfiguration {
                     The server ends any statement of the service's pool that runs longer than this (503 \
                     unavailable); set with each transaction, so it holds through PgBouncer too.
                     """),
+                .boolean("LR_DB_PLAN_ONCE", \.database.plansPreparedOnce, help: """
+                    Plan the service's prepared statements once, for every value (plan_cache_mode = \
+                    force_generic_plan with each transaction), instead of PostgreSQL's choice, which can plan \
+                    a large one on every run. Never applied where the database has Citus, which cannot route \
+                    such a plan.
+                    """),
             ]),
             SettingGroup(title: "Accounts", settings: [
                 .integer("LR_ACCESS_TOKEN_TTL_SECONDS", \.accounts.accessTokenLifetime, 1...(7 * 86400), help: "How long an access token lives."),

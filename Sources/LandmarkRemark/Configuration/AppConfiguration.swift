@@ -81,6 +81,9 @@ public struct DatabaseSettings: Sendable {
     public var acquireTimeout: Duration = .seconds(5)
     /// The server ends any statement of the service's pool that runs longer.
     public var statementTimeout: Duration = .milliseconds(5000)
+    /// Prepared statements are planned once, for every value (`PostgresPool.Configuration
+    /// .plansPreparedOnce`), except where the database has Citus.
+    public var plansPreparedOnce = true
 }
 
 /// Passwords, sessions and the throttles on failed logins.
