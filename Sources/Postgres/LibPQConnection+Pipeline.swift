@@ -9,14 +9,16 @@ import CLibPQ
 extension LibPQConnection {
     /// Runs one statement with bound parameters and returns its rows. Inside a transaction
     /// whose `BEGIN` is still deferred, the `BEGIN` and its settings go in the same pipeline.
-    func execute(_ query: PostgresQuery) async throws -> PostgresRows {
+    /// `checks` go just before it, in the same pipeline and transaction: an error one raises
+    /// is the call's, and the statement does not run.
+    func execute(_ query: PostgresQuery, after checks: [PostgresQuery] = []) async throws -> PostgresRows {
         precondition(!committedWithLastStatement, "a statement after the one that committed its transaction")
         if deferredBegin == nil, PQtransactionStatus(handle) == PQTRANS_IDLE, let set = statementSettingsStatement() {
             // A statement outside any transaction is one implicit transaction up to the
             // Sync: the statement settings (the timeout) go in it.
-            return try await runPipeline([set, query])
+            return try await runPipeline([set] + checks + [query])
         }
-        return try await runPipeline(try takeDeferredBegin() + [query])
+        return try await runPipeline(try takeDeferredBegin() + checks + [query])
     }
 
     /// Runs `query` in a transaction of its own with `settings` set for it (`SET LOCAL`),
@@ -26,10 +28,12 @@ extension LibPQConnection {
     /// on to the workers only inside one (it never sends `set_config`). A failed statement
     /// leaves the block aborted past the Sync, so it is rolled back here before the
     /// connection goes back to the pool.
-    func executeInImplicitTransaction(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
+    func executeInImplicitTransaction(
+        _ query: PostgresQuery, after checks: [PostgresQuery] = [], settings: [(String, String)]
+    ) async throws -> PostgresRows {
         precondition(deferredBegin == nil, "an implicit transaction cannot run inside a transaction")
-        guard !settings.isEmpty else { return try await execute(query) }
-        let statements = try ["BEGIN"] + settingsStatements(settings) + [query, "COMMIT"]
+        guard !settings.isEmpty else { return try await execute(query, after: checks) }
+        let statements = try ["BEGIN"] + settingsStatements(settings) + checks + [query, "COMMIT"]
         do {
             return try await runPipeline(statements, answer: statements.count - 2)
         } catch {
@@ -46,10 +50,10 @@ extension LibPQConnection {
     /// `endTransaction` would take. A failed statement leaves the `COMMIT` unrun (the pipeline
     /// is aborted up to its Sync) and the transaction aborted, for `endTransaction` to roll
     /// back; a failed `COMMIT` (a deferred constraint) has ended it already.
-    func executeCommitting(_ query: PostgresQuery) async throws -> PostgresRows {
+    func executeCommitting(_ query: PostgresQuery, after checks: [PostgresQuery] = []) async throws -> PostgresRows {
         precondition(!committedWithLastStatement, "a statement after the one that committed its transaction")
         precondition(deferredBegin != nil || PQtransactionStatus(handle) != PQTRANS_IDLE, "a committing statement outside a transaction")
-        let statements = try takeDeferredBegin() + [query, "COMMIT"]
+        let statements = try takeDeferredBegin() + checks + [query, "COMMIT"]
         let rows = try await runPipeline(statements, answer: statements.count - 2)
         committedWithLastStatement = true
         return rows

@@ -14,6 +14,12 @@ public struct PostgresConnection: Sendable {
         try await logged(callSite) { try await handle.execute(query) }
     }
 
+    /// `query` behind `check`, in one pipeline (see `PostgresQuerying.query(_:after:at:)`).
+    @discardableResult
+    public func query(_ query: PostgresQuery, after check: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
+        try await logged(callSite) { try await handle.execute(query, after: [check]) }
+    }
+
     /// Runs a statement with the call site attached to its error, and says on the borrower's
     /// logger what failed (at `debug`: whether it matters is the caller's call) and, at
     /// `trace`, every statement with its duration.
@@ -31,8 +37,10 @@ public struct PostgresConnection: Sendable {
 
     /// `query` as one implicit transaction with `settings`, pipelined with the `set_config`
     /// that sets them: one round trip (see `PostgresPool.query(_:settings:)`).
-    func queryInImplicitTransaction(_ query: PostgresQuery, settings: [(String, String)]) async throws -> PostgresRows {
-        try await handle.executeInImplicitTransaction(query, settings: settings)
+    func queryInImplicitTransaction(
+        _ query: PostgresQuery, after checks: [PostgresQuery] = [], settings: [(String, String)]
+    ) async throws -> PostgresRows {
+        try await handle.executeInImplicitTransaction(query, after: checks, settings: settings)
     }
 
     /// Runs parameterless SQL text, possibly several statements (`BEGIN`, `SET LOCAL …`).
@@ -69,6 +77,39 @@ public struct PostgresConnection: Sendable {
 public protocol PostgresQuerying: Sendable {
     @discardableResult
     func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows
+
+    /// Runs `check`, then `query` in the same transaction, and returns `query`'s rows; an
+    /// error `check` raises is the call's, and `query` does not run. A check that raises
+    /// unless a condition holds makes the statement after it conditional without a round
+    /// trip of its own: the connection's conformers send both in one pipeline.
+    @discardableResult
+    func query(_ query: PostgresQuery, after check: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows
+}
+
+extension PostgresQuerying {
+    /// One statement after the other: what a conformer that cannot pipeline them does.
+    @discardableResult
+    public func query(_ query: PostgresQuery, after check: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
+        try await self.query(check, at: callSite)
+        return try await self.query(query, at: callSite)
+    }
+
+    /// Where every statement runs behind `check` (`query(_:after:at:)`): for a store's write
+    /// that must happen only while what the caller checks still holds.
+    public func checked(by check: PostgresQuery) -> PostgresChecked {
+        PostgresChecked(base: self, check: check)
+    }
+}
+
+/// Statements that each run behind a check, in one pipeline with it (`PostgresQuerying.checked(by:)`).
+public struct PostgresChecked: PostgresQuerying {
+    let base: any PostgresQuerying
+    let check: PostgresQuery
+
+    @discardableResult
+    public func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
+        try await base.query(query, after: check, at: callSite)
+    }
 }
 
 extension PostgresQuerying {
@@ -95,6 +136,11 @@ public struct PostgresFinalStatement: PostgresQuerying {
     public func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
         try await connection.logged(callSite) { try await connection.handle.executeCommitting(query) }
     }
+
+    @discardableResult
+    public func query(_ query: PostgresQuery, after check: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
+        try await connection.logged(callSite) { try await connection.handle.executeCommitting(query, after: [check]) }
+    }
 }
 
 /// A lent connection on which each statement runs as one implicit transaction, pipelined
@@ -107,6 +153,11 @@ public struct PostgresPipelinedReads: PostgresQuerying {
     @discardableResult
     public func query(_ query: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
         try await connection.logged(callSite) { try await connection.queryInImplicitTransaction(query, settings: settings) }
+    }
+
+    @discardableResult
+    public func query(_ query: PostgresQuery, after check: PostgresQuery, at callSite: PostgresCallSite) async throws -> PostgresRows {
+        try await connection.logged(callSite) { try await connection.queryInImplicitTransaction(query, after: [check], settings: settings) }
     }
 }
 

@@ -168,6 +168,56 @@ import Testing
             try await observer.query("DROP TABLE \(identifier: table)")
         }
     }
+
+    /// A check ahead of the statement (`checked(by:)`), in its pipeline and transaction: one
+    /// that passes lets the statement run and commit with it, and the rows are the statement's;
+    /// one that raises is the call's error, the statement never runs, and the transaction is
+    /// rolled back with the backend idle. The same on a statement that does not commit, and
+    /// on pipelined reads.
+    @Test func aCheckAheadOfTheStatementDecidesWhetherItRuns() async throws {
+        try await withPool(maxConnections: 1) { observer in
+            let table = try await Self.table(observer, "final_checked")
+            try await withPool(maxConnections: 1) { pool in
+                let pid = try await pool.scalar("SELECT pg_backend_pid()::int8", as: Int.self)
+                let passes: PostgresQuery = "SELECT 1 / \(1), txid_current()"
+                let raises: PostgresQuery = "SELECT 1 / \(0), txid_current()"
+                let rows = try await pool.withTransaction(settings: [("app.test_value", "5")]) { connection in
+                    try await connection.committing.checked(by: passes).query(
+                        "INSERT INTO \(identifier: table) SELECT current_setting('app.test_value')::int RETURNING value")
+                }
+                #expect(try rows[0].decode(Int.self, column: 0) == 5)
+                #expect(try await Self.count(observer, table) == 1)
+
+                let refused = await #expect(throws: PostgresError.self) {
+                    try await pool.withTransaction { connection in
+                        try await connection.query("INSERT INTO \(identifier: table) VALUES (6)")
+                        try await connection.committing.checked(by: raises).query("INSERT INTO \(identifier: table) VALUES (7)")
+                    }
+                }
+                #expect(refused?.sqlState == "22012")
+                let inTransaction = await #expect(throws: PostgresError.self) {
+                    try await pool.withTransaction { connection in
+                        try await connection.checked(by: raises).query("INSERT INTO \(identifier: table) VALUES (8)")
+                    }
+                }
+                #expect(inTransaction?.sqlState == "22012")
+                #expect(try await Self.count(observer, table) == 1)
+                #expect(try await Self.state(observer, pid: pid) == "idle")
+
+                // Pipelined reads: the check and the read in one implicit transaction.
+                let read = try await pool.withPipelinedReads(settings: [("app.test_value", "9")]) { reads in
+                    try await reads.checked(by: passes).query("SELECT current_setting('app.test_value')")
+                }
+                #expect(try read[0].decode(String.self, column: 0) == "9")
+                let readRefused = await #expect(throws: PostgresError.self) {
+                    try await pool.withPipelinedReads(settings: []) { try await $0.checked(by: raises).query("SELECT 1") }
+                }
+                #expect(readRefused?.sqlState == "22012")
+                #expect(try await pool.scalar("SELECT 2::int8", as: Int.self) == 2)
+            }
+            try await observer.query("DROP TABLE \(identifier: table)")
+        }
+    }
 }
 
 private struct WorkAfterTheLastStatement: Error {}

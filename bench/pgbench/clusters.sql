@@ -11,19 +11,15 @@
 \set max_lng :clng + 0.045 * :k
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
-\set id random(1, 1000000)
+\set near_south :lat - 0.09103506724371366
+\set near_north :lat + 0.09103506724371366
+\set near_west :lng - 0.09103506724371366 * :k
+\set near_east :lng + 0.09103506724371366 * :k
+\set id random(1, 100000)
 BEGIN;
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
 SET LOCAL "app.tenant_id" TO '1';
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
 \endpipeline
 SELECT sum(sum_lat7)::float8 / sum(count) / 1e7, sum(sum_lng7)::float8 / sum(count) / 1e7, sum(count)::int8,
 	       CASE WHEN sum(count) = 1 THEN sum(sum_id)::int8 END
@@ -80,23 +76,3 @@ SELECT sum(sum_lat7)::float8 / sum(count) / 1e7, sum(sum_lng7)::float8 / sum(cou
 	HAVING sum(count) > 0
 	ORDER BY sum(count) DESC, CASE WHEN sum(count) = 1 THEN sum(sum_id) END, x, y;
 COMMIT;
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT note_grid_tenants_to_fold();
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
-\endpipeline

@@ -11,7 +11,11 @@
 \set max_lng :clng + 0.045 * :k
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
-\set id random(1, 1000000)
+\set near_south :lat - 0.09103506724371366
+\set near_north :lat + 0.09103506724371366
+\set near_west :lng - 0.09103506724371366 * :k
+\set near_east :lng + 0.09103506724371366 * :k
+\set id random(1, 100000)
 BEGIN;
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
@@ -19,32 +23,13 @@ SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
 SELECT t.filter_action, t.filter_words, (NOT t.terms_required OR u.terms_version IS NOT DISTINCT FROM t.terms_version),
 	       (NOT t.email_verification_required OR u.email_verified_at IS NOT NULL
-	 OR EXISTS (SELECT FROM user_identities i WHERE i.tenant_id = (1) AND i.user_id = u.id)), t.xmin::text
+	 OR EXISTS (SELECT FROM user_identities i
+	            WHERE i.tenant_id = u.tenant_id AND i.tenant_id = (1) AND i.user_id = u.id)), t.xmin::text
 	FROM tenants t, users u
 	WHERE t.id = (1) AND u.tenant_id = (1) AND u.id = (1);
 INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id, moderation)
-	VALUES ((1), (1), 'benchmark note: coffee by the harbour 1', ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography,
-	'public', NULL, NULL)
+	VALUES ((1), (1), 'benchmark note: coffee by the harbour 1'::text, ST_SetSRID(ST_MakePoint(:lng::float8, :lat::float8), 4326)::geography,
+	'public'::text, NULL::bigint, NULL::text)
 	RETURNING id, body, ST_Y(location::geometry), ST_X(location::geometry), user_id, 'benchseed'::text,
 	visibility, place_id, created_at, updated_at, moderation, photos;
 COMMIT;
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT note_grid_tenants_to_fold();
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
-\endpipeline

@@ -28,7 +28,7 @@ SELECT t.slug, u.id, u.username, s.id,
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xdabd2d59d4c5ee8fd1ef8d8639528a60f4fb3b7804afcf0bc698b9444df86b77'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x82695a85495cab3577dd497278e328cea15592e12040c8c65cbac2de17cc6505'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
@@ -45,14 +45,6 @@ BEGIN;
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
 SET LOCAL "app.tenant_id" TO '1';
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
 \endpipeline
 WITH sphere_nearest AS (
 	    SELECT ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
@@ -102,19 +94,3 @@ WITH sphere_nearest AS (
 	JOIN tenant_users u ON u.tenant_id = (1) AND u.id = n.user_id
 	ORDER BY n.distance, n.id;
 COMMIT;
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
-\endpipeline

@@ -11,7 +11,11 @@
 \set max_lng :clng + 0.045 * :k
 \set min_lat :clat - 0.045
 \set max_lat :clat + 0.045
-\set id random(1, 1000000)
+\set near_south :lat - 0.09103506724371366
+\set near_north :lat + 0.09103506724371366
+\set near_west :lng - 0.09103506724371366 * :k
+\set near_east :lng + 0.09103506724371366 * :k
+\set id random(1, 100000)
 BEGIN;
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
@@ -95,17 +99,5 @@ WITH walked AS MATERIALIZED (
 COMMIT;
 \startpipeline
 SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT tenant_id, epoch FROM auth_epochs WHERE tenant_id = ANY('{1}');
-\endpipeline
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SELECT id, slug, disabled_at IS NOT NULL FROM tenants WHERE id = ANY('{1}');
+SELECT note_grid_tenants_to_fold();
 \endpipeline

@@ -19,9 +19,10 @@ struct NoteService: Sendable {
     /// Creates a note; with an idempotency `key`, a retry gets the first response instead.
     ///
     /// With the tenant's word list kept from an earlier create, in one round trip: `BEGIN`,
-    /// the settings, the insert that checks the rest of the policy itself, and `COMMIT`. When
-    /// that insert finds the policy changed (or refusing), or nothing is kept, the policy is
-    /// read first, in the transaction of the insert, and its word list kept.
+    /// the settings, the check that the rest of the policy holds (`TenantStore.keptRulesCheck`),
+    /// the insert and `COMMIT`. When the check finds the policy changed (or refusing), or
+    /// nothing is kept, the policy is read first, in the transaction of the insert, and its
+    /// word list kept.
     func create(_ draft: NoteDraft, by identity: Identity, key: String?, logger: Logger) async throws -> NoteResponse {
         let (tenantID, userID) = (identity.tenantID, identity.userID)
         let run = { (work: @escaping (PostgresConnection, any PostgresQuerying) async throws -> NoteResponse) in
@@ -31,15 +32,13 @@ struct NoteService: Sendable {
         if let rules = writeRules.rules(tenantID: tenantID), let held = try? rules.filter.holds(draft.body, field: "body") {
             do {
                 return try await run { _, last in
-                    guard let note = try await notes.create(
-                        tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft, held: held, rules: rules, on: last)
-                    else { throw RulesOutOfDate() }
+                    let note = try await notes.create(
+                        tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft, held: held,
+                        on: last.checked(by: TenantStore.keptRulesCheck(rules, tenantID: tenantID, userID: userID)))
                     return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
                 }
-            } catch is RulesOutOfDate {
+            } catch where TenantStore.rulesChanged(error) {
                 writeRules.forget(tenantID: tenantID)
-            } catch where WriteRulesCache.refusesGuards(error) {
-                writeRules.refuseGuards()
             }
         }
         return try await run { connection, last in
@@ -52,14 +51,11 @@ struct NoteService: Sendable {
         }
     }
 
-    /// A create under kept rules found them changed, or the policy refusing: read it and see.
-    private struct RulesOutOfDate: Error {}
-
     /// Changes body, visibility or place; only the author, and only if `ifMatch` (when sent) is current.
     ///
     /// With the tenant's word list kept, two round trips: the lock (with `BEGIN` and the
-    /// settings), then the update that checks the rest of the policy itself with `COMMIT`.
-    /// When that update finds the policy changed or refusing, all of it runs again with the
+    /// settings), then the check that the rest of the policy holds, the update and `COMMIT`.
+    /// When the check finds the policy changed or refusing, all of it runs again with the
     /// policy read first, as a create's does.
     func update(_ id: Int64, with patch: NotePatch, by identity: Identity, ifMatch: String?, logger: Logger) async throws -> NoteResponse {
         let tenantID = identity.tenantID
@@ -67,16 +63,13 @@ struct NoteService: Sendable {
             do {
                 return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
                     _ = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
-                    guard let note = try await notes.update(
-                        tenantID: tenantID, id: id, patch: patch, held: held, viewerID: identity.userID, authorName: identity.username,
-                        rules: rules, on: connection.committing)
-                    else { throw RulesOutOfDate() }
-                    return NoteResponse(note)
+                    return NoteResponse(
+                        try await notes.update(
+                            tenantID: tenantID, id: id, patch: patch, held: held, viewerID: identity.userID, authorName: identity.username,
+                            on: connection.committing.checked(by: TenantStore.keptRulesCheck(rules, tenantID: tenantID, userID: identity.userID))))
                 }
-            } catch is RulesOutOfDate {
+            } catch where TenantStore.rulesChanged(error) {
                 writeRules.forget(tenantID: tenantID)
-            } catch where WriteRulesCache.refusesGuards(error) {
-                writeRules.refuseGuards()
             }
         }
         return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in

@@ -98,32 +98,7 @@ struct NoteStore: Sendable {
         return try Self.note(from: rows[0], viewer: authorID)
     }
 
-    /// Creates a note under `rules` kept from an earlier read, without reading the tenant's
-    /// policy first: the insert happens only if its own statement finds the tenant's row at
-    /// the rules' version, the user accepted the terms and has the email the tenant requires.
-    /// Nil when it did not (the caller reads the policy and tries again, or says why not).
-    /// The rows come from users (the target's distribution column from the source's), so on
-    /// Citus the statement runs on the tenant's worker.
-    func create(
-        tenantID: Int64, authorID: Int64, authorName: String, draft: NoteDraft, held: Bool, rules: WriteRules,
-        on connection: some PostgresQuerying
-    ) async throws -> Note? {
-        let rows = try await mappingPlaceError {
-            try await connection.query("""
-                INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id, moderation)
-                SELECT u.tenant_id, u.id, \(Self.insertedValues(draft, held: held))
-                FROM users u, tenants t
-                WHERE u.tenant_id = \(tenantID) AND u.id = \(authorID) AND t.id = \(tenantID)
-                  AND \(TenantStore.keptRulesHold(rules, tenantID: tenantID))
-                RETURNING \(Self.returnedColumns(authorName: authorName))
-                """)
-        }
-        return try rows.first.map { try Self.note(from: $0, viewer: authorID) }
-    }
-
-    /// A new note's columns after its tenant and author, in the insert's order. Each
-    /// parameter is typed: in `INSERT … SELECT` (the guarded create) nothing else types it,
-    /// and Citus, which sends the statement on to a worker, refuses an untyped one (42P18).
+    /// A new note's columns after its tenant and author, in the insert's order.
     private static func insertedValues(_ draft: NoteDraft, held: Bool) -> PostgresQuery {
         """
         \(draft.body)::text, ST_SetSRID(ST_MakePoint(\(draft.lng)::float8, \(draft.lat)::float8), 4326)::geography,
@@ -148,32 +123,6 @@ struct NoteStore: Sendable {
         tenantID: Int64, id: Int64, patch: NotePatch, held: Bool = false, viewerID: Int64, authorName: String,
         on connection: some PostgresQuerying
     ) async throws -> Note {
-        guard let note = try await update(tenantID: tenantID, id: id, patch: patch, held: held, viewerID: viewerID, authorName: authorName,
-            guard: "true", on: connection)
-        else { throw NoteError.notFound }
-        return note
-    }
-
-    /// The same under `rules` kept from an earlier read, as `create(…, rules:…)`: only if its
-    /// own statement finds the tenant's row at the rules' version and the author's terms and
-    /// email as the tenant requires; nil when it did not.
-    func update(
-        tenantID: Int64, id: Int64, patch: NotePatch, held: Bool, viewerID: Int64, authorName: String, rules: WriteRules,
-        on connection: some PostgresQuerying
-    ) async throws -> Note? {
-        try await update(
-            tenantID: tenantID, id: id, patch: patch, held: held, viewerID: viewerID, authorName: authorName,
-            guard: """
-                EXISTS (SELECT FROM users u, tenants t WHERE u.tenant_id = \(tenantID) AND u.id = \(viewerID) AND t.id = \(tenantID)
-                        AND \(TenantStore.keptRulesHold(rules, tenantID: tenantID)))
-                """,
-            on: connection)
-    }
-
-    private func update(
-        tenantID: Int64, id: Int64, patch: NotePatch, held: Bool, viewerID: Int64, authorName: String, guard condition: PostgresQuery,
-        on connection: some PostgresQuerying
-    ) async throws -> Note? {
         let placeChanges = patch.placeID != nil
         let rows = try await mappingPlaceError {
             try await connection.query("""
@@ -185,11 +134,12 @@ struct NoteStore: Sendable {
                     -- Later than before, always (an ETag changes with every edit), and no
                     -- volatile function, which Citus refuses in an UPDATE.
                     updated_at = greatest(now(), seconds_after(updated_at, 0.000001))
-                WHERE tenant_id = \(tenantID) AND id = \(id) AND \(condition)
+                WHERE tenant_id = \(tenantID) AND id = \(id)
                 RETURNING \(Self.returnedColumns(authorName: authorName))
                 """)
         }
-        return try rows.first.map { try Self.note(from: $0, viewer: viewerID) }
+        guard let row = rows.first else { throw NoteError.notFound }
+        return try Self.note(from: row, viewer: viewerID)
     }
 
     /// Whether `username` names an active user `Audience` does not hide, ignoring case:

@@ -12,22 +12,21 @@ struct PlaceService: Sendable {
     let writeRules: WriteRulesCache
 
     /// Adds a custom place. As a note's create (`NoteService.create`): with the tenant's word
-    /// list kept, one round trip (`BEGIN`, the settings, an insert that checks the rest of the
-    /// policy itself, `COMMIT`); when that insert finds the policy changed or refusing, or
+    /// list kept, one round trip (`BEGIN`, the settings, the check that the rest of the policy
+    /// holds, the insert, `COMMIT`); when the check finds the policy changed or refusing, or
     /// nothing is kept, the policy is read first, in the insert's transaction, and kept.
     func create(_ draft: PlaceDraft, by identity: Identity, logger: Logger) async throws -> Place {
         let (tenantID, userID) = (identity.tenantID, identity.userID)
         if let rules = writeRules.rules(tenantID: tenantID), let held = try? rules.filter.holds(draft.name, field: "name") {
             do {
-                let created = try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+                return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
                     try await places.create(
                         tenantID: tenantID, creatorID: userID, creatorName: identity.username, name: draft.name, lat: draft.lat,
-                        lng: draft.lng, held: held, rules: rules, on: connection.committing)
+                        lng: draft.lng, held: held,
+                        on: connection.committing.checked(by: TenantStore.keptRulesCheck(rules, tenantID: tenantID, userID: userID)))
                 }
-                if let created { return created }
+            } catch where TenantStore.rulesChanged(error) {
                 writeRules.forget(tenantID: tenantID)
-            } catch where WriteRulesCache.refusesGuards(error) {
-                writeRules.refuseGuards()
             }
         }
         return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in

@@ -53,27 +53,7 @@ struct PlaceStore: Sendable {
         return try Self.place(from: rows[0])
     }
 
-    /// Adds a custom place under `rules` kept from an earlier read, as
-    /// `NoteStore.create(…, rules:…)` adds a note: only if its own statement finds the tenant's
-    /// row at the rules' version and the user's terms and email as the tenant requires. Nil
-    /// when it did not (the caller reads the policy and tries again, or says why not).
-    func create(
-        tenantID: Int64, creatorID: Int64, creatorName: String, name: String, lat: Double, lng: Double, held: Bool, rules: WriteRules,
-        on connection: some PostgresQuerying
-    ) async throws -> Place? {
-        let rows = try await connection.query("""
-            INSERT INTO places (tenant_id, created_by, name, location, kind, moderation)
-            SELECT u.tenant_id, u.id, \(Self.insertedValues(name: name, lat: lat, lng: lng, held: held))
-            FROM users u, tenants t
-            WHERE u.tenant_id = \(tenantID) AND u.id = \(creatorID) AND t.id = \(tenantID)
-              AND \(TenantStore.keptRulesHold(rules, tenantID: tenantID))
-            RETURNING \(Self.returnedColumns(creatorName: creatorName))
-            """)
-        return try rows.first.map(Self.place(from:))
-    }
-
-    /// A new custom place's columns after its tenant and creator, in the inserts' order, each
-    /// parameter typed (as `NoteStore`'s, for the same reason).
+    /// A new custom place's columns after its tenant and creator, in the insert's order.
     private static func insertedValues(name: String, lat: Double, lng: Double, held: Bool) -> PostgresQuery {
         "\(name)::text, ST_SetSRID(ST_MakePoint(\(lng)::float8, \(lat)::float8), 4326)::geography, 'custom', \(held ? "pending" : nil)::text"
     }

@@ -74,9 +74,9 @@ struct TenantStore: Sendable {
 
     /// Whether the user has a verified email (or an identity whose provider vouches for them)
     /// where the tenant requires one. The identities are joined on the user's own tenant
-    /// column, not the constant: in a guarded `INSERT … SELECT` Citus pushes the subquery down
-    /// only when it is joined on the distribution column ("complex joins are only supported
-    /// when … joined on their distribution columns").
+    /// column as well as the constant: Citus pushes a subquery down with the statement only
+    /// when it is joined on the distribution column ("complex joins are only supported when …
+    /// joined on their distribution columns").
     static func emailVerified(tenant: StaticString, user: StaticString, tenantID: Int64) -> PostgresQuery {
         """
         (NOT \(unsafeSQL: tenant).email_verification_required OR \(unsafeSQL: user).email_verified_at IS NOT NULL
@@ -92,14 +92,23 @@ struct TenantStore: Sendable {
         "\(unsafeSQL: tenant).xmin::text"
     }
 
-    /// The condition under which a write may apply `rules` kept from an earlier read, for
-    /// a statement that reads the tenant as `t` and the user as `u`: the tenant's row is still
-    /// at the rules' version, and the user accepted the terms and has the email it requires.
-    static func keptRulesHold(_ rules: WriteRules, tenantID: Int64) -> PostgresQuery {
+    /// A check to send ahead of a write under `rules` kept from an earlier read, in its
+    /// pipeline (`PostgresQuerying.checked(by:)`): it raises `rulesChanged` unless the tenant's
+    /// row is still at the rules' version and the user accepted the terms and has the email the
+    /// tenant requires, so the write happens as if it had read the policy itself (migration
+    /// 0053). On Citus the subquery goes to the tenant's worker, as the policy's read does.
+    static func keptRulesCheck(_ rules: WriteRules, tenantID: Int64, userID: Int64) -> PostgresQuery {
         """
-        \(rulesVersion(tenant: "t")) = \(rules.version)
-          AND \(termsAccepted(tenant: "t", user: "u")) AND \(emailVerified(tenant: "t", user: "u", tenantID: tenantID))
+        SELECT require_kept_rules(EXISTS (
+            SELECT FROM users u, tenants t
+            WHERE u.tenant_id = \(tenantID) AND u.id = \(userID) AND t.id = \(tenantID) AND \(rulesVersion(tenant: "t")) = \(rules.version)
+              AND \(termsAccepted(tenant: "t", user: "u")) AND \(emailVerified(tenant: "t", user: "u", tenantID: tenantID))))
         """
+    }
+
+    /// Whether `error` is `keptRulesCheck` finding the kept rules out of date.
+    static func rulesChanged(_ error: any Error) -> Bool {
+        (error as? PostgresError)?.sqlState == "LR001"
     }
 
     /// The tenant's public facts (`GET /v1/tenant`), its providers read as the tenant.
