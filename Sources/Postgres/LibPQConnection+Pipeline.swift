@@ -21,18 +21,26 @@ extension LibPQConnection {
         return try await runPipeline(try takeDeferredBegin() + checks + [query])
     }
 
-    /// Runs `query` in a transaction of its own with `settings` set for it (`SET LOCAL`),
-    /// `BEGIN`, settings, `query` and `COMMIT` in one pipeline: one round trip.
+    /// Runs `query` in a transaction of its own with `settings` set for it, in one pipeline:
+    /// one round trip. Without Citus that is the settings' `set_config` and `query`, one
+    /// implicit transaction up to the Sync (two statements where there were five).
     ///
-    /// `SET LOCAL` needs a transaction block: outside one it does nothing, and Citus sends it
-    /// on to the workers only inside one (it never sends `set_config`). A failed statement
-    /// leaves the block aborted past the Sync, so it is rolled back here before the
-    /// connection goes back to the pool.
+    /// With Citus it is `BEGIN`, settings, `query` and `COMMIT`: Citus sends the settings on to
+    /// the workers only as `SET LOCAL` (never `set_config`), and `SET LOCAL` needs a
+    /// transaction block (outside one it does nothing). A failed statement leaves the block
+    /// aborted past the Sync, so it is rolled back here before the connection goes back to
+    /// the pool.
     func executeInImplicitTransaction(
         _ query: PostgresQuery, after checks: [PostgresQuery] = [], settings: [(String, String)]
     ) async throws -> PostgresRows {
         precondition(deferredBegin == nil, "an implicit transaction cannot run inside a transaction")
         guard !settings.isEmpty else { return try await execute(query, after: checks) }
+        if !distributed {
+            // Everything up to the Sync is one implicit transaction, and `set_config(…, true)`
+            // holds in it: no `BEGIN` and `COMMIT` of its own, and nothing to roll back (an
+            // error ends it at the Sync).
+            return try await runPipeline(try settingsStatements(settings) + checks + [query])
+        }
         let statements = try ["BEGIN"] + settingsStatements(settings) + checks + [query, "COMMIT"]
         do {
             return try await runPipeline(statements, answer: statements.count - 2)
@@ -105,16 +113,24 @@ extension LibPQConnection {
     }
 
     /// The statements that set the connection's statement settings and `settings` for the
-    /// transaction they are sent in.
+    /// transaction they are sent in: one `set_config` statement for all of them, or, where the
+    /// database has Citus, one for the statement settings and a `SET LOCAL` for each of
+    /// `settings`, which Citus sends on to its workers (it never sends `set_config`).
     func settingsStatements(_ settings: [(String, String)]) throws -> [PostgresQuery] {
-        try (statementSettingsStatement().map { [$0] } ?? []) + settings.map { try Self.setLocal($0.0, to: $0.1) }
+        guard distributed else { return Self.setConfig(statementSettings + settings).map { [$0] } ?? [] }
+        return try (statementSettingsStatement().map { [$0] } ?? []) + settings.map { try Self.setLocal($0.0, to: $0.1) }
     }
 
-    /// `SELECT set_config($1, $2, true), …` for the connection's statement settings (the
-    /// timeout): the same text every time, so it is prepared once per connection.
+    /// The `set_config` statement for the connection's statement settings (the timeout).
     func statementSettingsStatement() -> PostgresQuery? {
-        guard !statementSettings.isEmpty else { return nil }
-        let calls = statementSettings.map { setting, value -> PostgresQuery in "set_config(\(setting), \(value), true)" }
+        Self.setConfig(statementSettings)
+    }
+
+    /// `SELECT set_config($1, $2, true), …`, or nil for no settings: the names and values are
+    /// bound, so the text is the same for as many settings, prepared once per connection.
+    static func setConfig(_ settings: [(String, String)]) -> PostgresQuery? {
+        guard !settings.isEmpty else { return nil }
+        let calls = settings.map { setting, value -> PostgresQuery in "set_config(\(setting), \(value), true)" }
         return "SELECT \(calls.joined(separator: ", "))"
     }
 

@@ -36,6 +36,9 @@ final class LibPQConnection: @unchecked Sendable {
     /// through PgBouncer in transaction mode too, where a session `SET` would stay behind on
     /// one server connection.
     private(set) var statementSettings: [(String, String)]
+    /// Whether the database has Citus, which forwards `SET LOCAL` to its workers but never
+    /// `set_config`: a transaction's own settings (the tenant) must be `SET LOCAL` there.
+    private(set) var distributed = false
     /// What `PQcancel` needs, taken once after connecting: `PQcancel` is safe to call from
     /// any thread while the connection is in use, `PQgetCancel` is not.
     let cancelHandle: OpaquePointer?
@@ -77,10 +80,16 @@ final class LibPQConnection: @unchecked Sendable {
         }, Unmanaged.passUnretained(self).toOpaque())
         // Results come in binary (`resultFormat` 1), so decoding depends on no setting but the
         // text's encoding (UTF-8); SQL that renders dates as text sees ISO dates in UTC.
-        _ = try executeBlocking(simple: "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET client_encoding = 'UTF8'")
-        // A setting Citus cannot plan with (`plan_cache_mode`) joins the others only where the
-        // database has no Citus: asked once per connection, as a database may gain it.
-        if let unlessCitus, try executeBlocking(simple: "SELECT 1 FROM pg_extension WHERE extname = 'citus'").isEmpty {
+        //
+        // Whether the database has Citus is asked in the same round trip (the last statement's
+        // rows are the answer), once per connection, as a database may gain it: a setting Citus
+        // cannot plan with (`plan_cache_mode`) joins the others only where it is absent, and so
+        // do a transaction's own settings (`settingsStatements`).
+        distributed = try !executeBlocking(simple: """
+            SET DateStyle = ISO; SET TimeZone = 'UTC'; SET client_encoding = 'UTF8';
+            SELECT 1 FROM pg_extension WHERE extname = 'citus'
+            """).isEmpty
+        if let unlessCitus, !distributed {
             self.statementSettings.append(unlessCitus)
         }
         if PQsetnonblocking(handle, 1) != 0 {

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import LandmarkRemark
+@testable import LandmarkRemark
 import Postgres
 import Testing
 
@@ -76,17 +76,22 @@ import Testing
         await app.close()
     }
 
+    /// An operator's change with psql reaches the replica by its token cache's next poll (the
+    /// revocation feed: within a second), which the test waits for; a login asks the database
+    /// and is refused at once.
     @Test func disabledUsersAndTenantsLoseAccess() async throws {
         let tenant = try await TestEnvironment.makeTenant()
-        try await withApp { client in
+        try await withAppParts { client, parts in
             let account = try await client.signup("leo", tenant: tenant)
             try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_user_disabled(\(tenant), 'LEO', true)") }
+            await parts.tokenCache.nextPoll()
             #expect(try await client.call(.get, "/v1/me", token: account.accessToken).status == .unauthorized)
             #expect(try await client.call(.post, "/v1/auth/login", json: ["username": "leo", "password": account.password], tenant: tenant).status == .unauthorized)
             try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_user_disabled(\(tenant), 'leo', false)") }
             let again = try await client.call(.post, "/v1/auth/login", json: ["username": "leo", "password": account.password], tenant: tenant)
             #expect(again.status == .ok)
             try await TestEnvironment.withOwnerPool { try await $0.query("SELECT admin.set_tenant_disabled(\(tenant), true)") }
+            await parts.tokenCache.nextPoll()
             let token = try again.decode(API.TokenResponse.self).accessToken
             #expect(try await client.call(.get, "/v1/me", token: token).status == .unauthorized)
         }
