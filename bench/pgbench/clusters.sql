@@ -15,12 +15,9 @@
 \set near_north :lat + 0.09103506724371366
 \set near_west :lng - 0.09103506724371366 * :k
 \set near_east :lng + 0.09103506724371366 * :k
-\set id random(1, 100000)
-BEGIN;
+\set id random(1, 1000000)
 \startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SET LOCAL "app.tenant_id" TO '1';
-\endpipeline
+SELECT set_config('statement_timeout', '5000', true), set_config('plan_cache_mode', 'force_generic_plan', true), set_config('app.tenant_id', '1', true);
 SELECT sum(sum_lat7)::float8 / sum(count) / 1e7, sum(sum_lng7)::float8 / sum(count) / 1e7, sum(count)::int8,
 	       CASE WHEN sum(count) = 1 THEN sum(sum_id)::int8 END
 	FROM (
@@ -75,4 +72,8 @@ SELECT sum(sum_lat7)::float8 / sum(count) / 1e7, sum(sum_lng7)::float8 / sum(cou
 	GROUP BY x, y
 	HAVING sum(count) > 0
 	ORDER BY sum(count) DESC, CASE WHEN sum(count) = 1 THEN sum(sum_id) END, x, y;
-COMMIT;
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true), set_config('plan_cache_mode', 'force_generic_plan', true);
+SELECT note_grid_tenants_to_fold();
+\endpipeline

@@ -15,21 +15,24 @@
 \set near_north :lat + 0.09103506724371366
 \set near_west :lng - 0.09103506724371366 * :k
 \set near_east :lng + 0.09103506724371366 * :k
-\set id random(1, 100000)
+\set id random(1, 1000000)
 BEGIN;
 \startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SET LOCAL "app.tenant_id" TO '1';
-\endpipeline
+SELECT set_config('statement_timeout', '5000', true), set_config('plan_cache_mode', 'force_generic_plan', true), set_config('app.tenant_id', '1', true);
 SELECT t.filter_action, t.filter_words, (NOT t.terms_required OR u.terms_version IS NOT DISTINCT FROM t.terms_version),
 	       (NOT t.email_verification_required OR u.email_verified_at IS NOT NULL
 	 OR EXISTS (SELECT FROM user_identities i
 	            WHERE i.tenant_id = u.tenant_id AND i.tenant_id = (1) AND i.user_id = u.id)), t.xmin::text
 	FROM tenants t, users u
 	WHERE t.id = (1) AND u.tenant_id = (1) AND u.id = (1);
+\endpipeline
 INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id, moderation)
 	VALUES ((1), (1), 'benchmark note: coffee by the harbour 1'::text, ST_SetSRID(ST_MakePoint(:lng::float8, :lat::float8), 4326)::geography,
 	'public'::text, NULL::bigint, NULL::text)
 	RETURNING id, body, ST_Y(location::geometry), ST_X(location::geometry), user_id, 'benchseed'::text,
 	visibility, place_id, created_at, updated_at, moderation, photos;
 COMMIT;
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true), set_config('plan_cache_mode', 'force_generic_plan', true);
+SELECT note_grid_tenants_to_fold();
+\endpipeline

@@ -15,12 +15,9 @@
 \set near_north :lat + 0.09103506724371366
 \set near_west :lng - 0.09103506724371366 * :k
 \set near_east :lng + 0.09103506724371366 * :k
-\set id random(1, 100000)
-BEGIN;
+\set id random(1, 1000000)
 \startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SET LOCAL "app.tenant_id" TO '1';
-\endpipeline
+SELECT set_config('statement_timeout', '5000', true), set_config('plan_cache_mode', 'force_generic_plan', true), set_config('app.tenant_id', '1', true);
 SELECT t.slug, u.id, u.username, s.id,
 	    coalesce((SELECT e.epoch FROM auth_epochs e WHERE e.tenant_id = (1)), 0),
 	    extract(epoch FROM tok.expires_at - now())::float8
@@ -28,24 +25,15 @@ SELECT t.slug, u.id, u.username, s.id,
 	JOIN sessions s ON s.tenant_id = (1) AND s.id = tok.session_id
 	JOIN users u ON u.tenant_id = (1) AND u.id = s.user_id
 	JOIN tenants t ON t.id = (1)
-	WHERE tok.tenant_id = (1) AND tok.token_hash = '\x82695a85495cab3577dd497278e328cea15592e12040c8c65cbac2de17cc6505'
+	WHERE tok.tenant_id = (1) AND tok.token_hash = '\xfea85231c10566257d0a233367e3fa912536eb9f9652859f2141b3f02085a78a'
 	  AND tok.kind = 'access'
 	  AND tok.expires_at > now()
 	  AND s.revoked_at IS NULL
 	  AND u.disabled_at IS NULL
 	  AND t.disabled_at IS NULL;
-COMMIT;
-BEGIN;
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
-COMMIT;
-BEGIN;
 \startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SET LOCAL "app.tenant_id" TO '1';
-\endpipeline
+SELECT set_config('statement_timeout', '5000', true), set_config('plan_cache_mode', 'force_generic_plan', true), set_config('app.tenant_id', '1', true);
 WITH sphere_nearest AS (
 	    SELECT ST_Distance(n.location, ST_SetSRID(ST_MakePoint(:lng, :lat), 4326)::geography) AS distance
 	    FROM tenant_notes n
@@ -93,4 +81,8 @@ WITH sphere_nearest AS (
 	FROM page n
 	JOIN tenant_users u ON u.tenant_id = (1) AND u.id = n.user_id
 	ORDER BY n.distance, n.id;
-COMMIT;
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true), set_config('plan_cache_mode', 'force_generic_plan', true);
+SELECT note_grid_tenants_to_fold();
+\endpipeline

@@ -15,21 +15,15 @@
 \set near_north :lat + 0.09103506724371366
 \set near_west :lng - 0.09103506724371366 * :k
 \set near_east :lng + 0.09103506724371366 * :k
-\set id random(1, 100000)
-BEGIN;
+\set id random(1, 1000000)
 \startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SET LOCAL "app.tenant_id" TO '1';
-\endpipeline
+SELECT set_config('statement_timeout', '5000', true), set_config('plan_cache_mode', 'force_generic_plan', true), set_config('app.tenant_id', '1', true);
 SELECT u.id FROM tenant_users u
 	WHERE u.tenant_id = (1) AND u.username_folded LIKE search_pattern('axolotl')
 	LIMIT 201;
-COMMIT;
-BEGIN;
-\startpipeline
-SELECT set_config('statement_timeout', '5000', true);
-SET LOCAL "app.tenant_id" TO '1';
 \endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true), set_config('plan_cache_mode', 'force_generic_plan', true), set_config('app.tenant_id', '1', true);
 WITH walked AS MATERIALIZED (
 	    SELECT n.* FROM (
 	        SELECT n.* FROM tenant_notes n
@@ -96,4 +90,8 @@ WITH walked AS MATERIALIZED (
 	FROM page n
 	JOIN tenant_users u ON u.tenant_id = (1) AND u.id = n.user_id
 	ORDER BY n.created_at DESC, n.id DESC;
-COMMIT;
+\endpipeline
+\startpipeline
+SELECT set_config('statement_timeout', '5000', true), set_config('plan_cache_mode', 'force_generic_plan', true);
+SELECT note_grid_tenants_to_fold();
+\endpipeline
