@@ -13,29 +13,28 @@ extension LibPQConnection {
     /// is the call's, and the statement does not run.
     func execute(_ query: PostgresQuery, after checks: [PostgresQuery] = []) async throws -> PostgresRows {
         precondition(!committedWithLastStatement, "a statement after the one that committed its transaction")
-        if deferredBegin == nil, PQtransactionStatus(handle) == PQTRANS_IDLE, let set = statementSettingsStatement() {
-            // A statement outside any transaction is one implicit transaction up to the
-            // Sync: the statement settings (the timeout) go in it.
-            return try await runPipeline([set] + checks + [query])
+        if deferredBegin == nil, PQtransactionStatus(handle) == PQTRANS_IDLE {
+            // A statement outside any transaction: the statement settings (the timeout) go in it.
+            return try await executeInImplicitTransaction(query, after: checks, settings: [])
         }
         return try await runPipeline(try takeDeferredBegin() + checks + [query])
     }
 
     /// Runs `query` in a transaction of its own with `settings` set for it, in one pipeline:
-    /// one round trip. Without Citus that is the settings' `set_config` and `query`, one
-    /// implicit transaction up to the Sync (two statements where there were five).
+    /// one round trip. Without Citus (or without settings of its own) that is the settings'
+    /// `set_config` and `query`, one implicit transaction up to the Sync (two statements where
+    /// there were five).
     ///
-    /// With Citus it is `BEGIN`, settings, `query` and `COMMIT`: Citus sends the settings on to
-    /// the workers only as `SET LOCAL` (never `set_config`), and `SET LOCAL` needs a
-    /// transaction block (outside one it does nothing). A failed statement leaves the block
-    /// aborted past the Sync, so it is rolled back here before the connection goes back to
-    /// the pool.
+    /// With Citus and settings it is `BEGIN`, settings, `query` and `COMMIT`: Citus sends the
+    /// settings on to the workers only as `SET LOCAL` (never `set_config`), and `SET LOCAL`
+    /// needs a transaction block (outside one it does nothing). A failed statement leaves the
+    /// block aborted past the Sync, so it is rolled back here before the connection goes back
+    /// to the pool.
     func executeInImplicitTransaction(
         _ query: PostgresQuery, after checks: [PostgresQuery] = [], settings: [(String, String)]
     ) async throws -> PostgresRows {
         precondition(deferredBegin == nil, "an implicit transaction cannot run inside a transaction")
-        guard !settings.isEmpty else { return try await execute(query, after: checks) }
-        if !distributed {
+        if !distributed || settings.isEmpty {
             // Everything up to the Sync is one implicit transaction, and `set_config(…, true)`
             // holds in it: no `BEGIN` and `COMMIT` of its own, and nothing to roll back (an
             // error ends it at the Sync).
@@ -118,12 +117,7 @@ extension LibPQConnection {
     /// `settings`, which Citus sends on to its workers (it never sends `set_config`).
     func settingsStatements(_ settings: [(String, String)]) throws -> [PostgresQuery] {
         guard distributed else { return Self.setConfig(statementSettings + settings).map { [$0] } ?? [] }
-        return try (statementSettingsStatement().map { [$0] } ?? []) + settings.map { try Self.setLocal($0.0, to: $0.1) }
-    }
-
-    /// The `set_config` statement for the connection's statement settings (the timeout).
-    func statementSettingsStatement() -> PostgresQuery? {
-        Self.setConfig(statementSettings)
+        return try (Self.setConfig(statementSettings).map { [$0] } ?? []) + settings.map { try Self.setLocal($0.0, to: $0.1) }
     }
 
     /// `SELECT set_config($1, $2, true), …`, or nil for no settings: the names and values are

@@ -34,7 +34,8 @@ final class LibPQConnection: @unchecked Sendable {
     /// Settings every statement's transaction gets, ahead of its own (`statement_timeout`):
     /// sent with `set_config(name, value, true)` in the statement's pipeline, so they hold
     /// through PgBouncer in transaction mode too, where a session `SET` would stay behind on
-    /// one server connection.
+    /// one server connection. Set once, when the connection opens: with `plan_cache_mode`
+    /// where it was asked for and the database has no Citus.
     private(set) var statementSettings: [(String, String)]
     /// Whether the database has Citus, which forwards `SET LOCAL` to its workers but never
     /// `set_config`: a transaction's own settings (the tenant) must be `SET LOCAL` there.
@@ -58,7 +59,7 @@ final class LibPQConnection: @unchecked Sendable {
     /// then runs non-blocking and waits for its socket in `readiness`.
     init(
         conninfo: String, readiness: SocketReadiness,
-        statementSettings: [(String, String)] = [], unlessCitus: (String, String)? = nil, cancelThreads: NIOThreadPool
+        statementSettings: [(String, String)] = [], plansPreparedOnce: Bool = false, cancelThreads: NIOThreadPool
     ) throws {
         guard let handle = PQconnectdb(conninfo) else {
             throw PostgresError(kind: .connectionFailed, message: "libpq could not allocate a connection")
@@ -89,8 +90,8 @@ final class LibPQConnection: @unchecked Sendable {
             SET DateStyle = ISO; SET TimeZone = 'UTC'; SET client_encoding = 'UTF8';
             SELECT 1 FROM pg_extension WHERE extname = 'citus'
             """).isEmpty
-        if let unlessCitus, !distributed {
-            self.statementSettings.append(unlessCitus)
+        if plansPreparedOnce, !distributed {
+            self.statementSettings.append(("plan_cache_mode", "force_generic_plan"))
         }
         if PQsetnonblocking(handle, 1) != 0 {
             throw lostConnection()

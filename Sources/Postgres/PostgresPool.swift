@@ -62,9 +62,6 @@ public final class PostgresPool: Sendable, Service {
             }
             return settings
         }
-
-        /// What `plansPreparedOnce` adds to them where the database can plan that way.
-        static let plannedOnce = ("plan_cache_mode", "force_generic_plan")
     }
 
     /// A snapshot for metrics and tests.
@@ -281,12 +278,13 @@ public final class PostgresPool: Sendable, Service {
         let conninfo = configuration.conninfo
         let readiness = self.readiness
         let settings = configuration.statementSettings
-        let plannedOnce = configuration.plansPreparedOnce ? Configuration.plannedOnce : nil
+        let plansPreparedOnce = configuration.plansPreparedOnce
         let threads = connectThreads
         do {
             return try await connectThreads.runIfActive {
                 try LibPQConnection(
-                    conninfo: conninfo, readiness: readiness, statementSettings: settings, unlessCitus: plannedOnce, cancelThreads: threads)
+                    conninfo: conninfo, readiness: readiness, statementSettings: settings, plansPreparedOnce: plansPreparedOnce,
+                    cancelThreads: threads)
             }
         } catch {
             giveUpSlot()

@@ -9,79 +9,47 @@ struct NoteService: Sendable {
     let pool: PostgresPool
     let notes: NoteStore
     let creates: IdempotentCreates
-    /// The tenant's terms and word list (`TenantStore.WritePolicy`), read in each write's transaction.
-    let tenants = TenantStore()
-    /// The word lists a create may apply without reading them first.
+    /// The word lists a write may apply without reading them first.
     let writeRules: WriteRulesCache
 
     // MARK: - Writes
 
     /// Creates a note; with an idempotency `key`, a retry gets the first response instead.
     ///
-    /// With the tenant's word list kept from an earlier create, in one round trip: `BEGIN`,
-    /// the settings, the check that the rest of the policy holds (`TenantStore.keptRulesCheck`),
-    /// the insert and `COMMIT`. When the check finds the policy changed (or refusing), or
-    /// nothing is kept, the policy is read first, in the transaction of the insert, and its
-    /// word list kept.
+    /// Screened by the tenant's policy (`WriteRulesCache.screened`): with its word list kept
+    /// from an earlier write and no key, one round trip (`BEGIN`, the settings, the check that
+    /// the rest of the policy holds, the insert and `COMMIT`).
     func create(_ draft: NoteDraft, by identity: Identity, key: String?, logger: Logger) async throws -> NoteResponse {
         let (tenantID, userID) = (identity.tenantID, identity.userID)
-        let run = { (work: @escaping (PostgresConnection, any PostgresQuerying) async throws -> NoteResponse) in
-            try await creates.run(key: key, fingerprint: draft.fingerprint, tenantID: tenantID, userID: userID, logger: logger, work)
-        }
-        // A refusal by kept rules is not final: they may be out of date, so the policy is read.
-        if let rules = writeRules.rules(tenantID: tenantID), let held = try? rules.filter.holds(draft.body, field: "body") {
-            do {
-                return try await run { _, last in
-                    let note = try await notes.create(
-                        tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft, held: held,
-                        on: last.checked(by: TenantStore.keptRulesCheck(rules, tenantID: tenantID, userID: userID)))
-                    return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
-                }
-            } catch where TenantStore.rulesChanged(error) {
-                writeRules.forget(tenantID: tenantID)
+        return try await writeRules.screened(draft.body, field: "body", tenantID: tenantID, userID: userID) { screening in
+            try await creates.run(key: key, fingerprint: draft.fingerprint, tenantID: tenantID, userID: userID, logger: logger) { connection, last in
+                let note = try await notes.create(
+                    tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft,
+                    held: try await screening.held(on: connection), on: screening.guarding(last))
+                return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
             }
-        }
-        return try await run { connection, last in
-            let policy = try await tenants.writePolicy(tenantID: tenantID, userID: userID, on: connection)
-            if let rules = policy.rules { writeRules.keep(rules, tenantID: tenantID) }
-            let note = try await notes.create(
-                tenantID: tenantID, authorID: userID, authorName: identity.username, draft: draft,
-                held: try policy.holds(draft.body, field: "body"), on: last)
-            return NoteResponse(note, status: .created, location: "/v1/notes/\(note.id)")
         }
     }
 
     /// Changes body, visibility or place; only the author, and only if `ifMatch` (when sent) is current.
     ///
-    /// With the tenant's word list kept, two round trips: the lock (with `BEGIN` and the
-    /// settings), then the check that the rest of the policy holds, the update and `COMMIT`.
-    /// When the check finds the policy changed or refusing, all of it runs again with the
-    /// policy read first, as a create's does.
+    /// Screened as a create is: with the tenant's word list kept, two round trips (the lock,
+    /// with `BEGIN` and the settings; then the check, the update and `COMMIT`).
     func update(_ id: Int64, with patch: NotePatch, by identity: Identity, ifMatch: String?, logger: Logger) async throws -> NoteResponse {
         let tenantID = identity.tenantID
-        if !patch.isEmpty, let rules = writeRules.rules(tenantID: tenantID), let held = try? rules.filter.holds(patch.body, field: "body") {
-            do {
-                return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
-                    _ = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
-                    return NoteResponse(
-                        try await notes.update(
-                            tenantID: tenantID, id: id, patch: patch, held: held, viewerID: identity.userID, authorName: identity.username,
-                            on: connection.committing.checked(by: TenantStore.keptRulesCheck(rules, tenantID: tenantID, userID: identity.userID))))
-                }
-            } catch where TenantStore.rulesChanged(error) {
-                writeRules.forget(tenantID: tenantID)
+        if patch.isEmpty {
+            return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+                NoteResponse(try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection))
             }
         }
-        return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
-            let current = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
-            if patch.isEmpty { return NoteResponse(current) }
-            let policy = try await tenants.writePolicy(tenantID: tenantID, userID: identity.userID, on: connection)
-            if let rules = policy.rules { writeRules.keep(rules, tenantID: tenantID) }
-            let held = try policy.holds(patch.body, field: "body")
-            return NoteResponse(
-                try await notes.update(
-                    tenantID: identity.tenantID, id: id, patch: patch, held: held, viewerID: identity.userID, authorName: identity.username,
-                    on: connection.committing))
+        return try await writeRules.screened(patch.body, field: "body", tenantID: tenantID, userID: identity.userID) { screening in
+            try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+                _ = try await lockAsAuthor(identity, id: id, ifMatch: ifMatch, on: connection)
+                return NoteResponse(
+                    try await notes.update(
+                        tenantID: tenantID, id: id, patch: patch, held: try await screening.held(on: connection), viewerID: identity.userID,
+                        authorName: identity.username, on: screening.guarding(connection.committing)))
+            }
         }
     }
 

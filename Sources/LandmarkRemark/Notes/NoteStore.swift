@@ -91,19 +91,13 @@ struct NoteStore: Sendable {
         let rows = try await mappingPlaceError {
             try await connection.query("""
                 INSERT INTO notes (tenant_id, user_id, body, location, visibility, place_id, moderation)
-                VALUES (\(tenantID), \(authorID), \(Self.insertedValues(draft, held: held)))
+                VALUES (\(tenantID), \(authorID), \(draft.body)::text,
+                        ST_SetSRID(ST_MakePoint(\(draft.lng)::float8, \(draft.lat)::float8), 4326)::geography,
+                        \(draft.visibility.rawValue)::text, \(draft.placeID)::bigint, \(held ? "pending" : nil)::text)
                 RETURNING \(Self.returnedColumns(authorName: authorName))
                 """)
         }
         return try Self.note(from: rows[0], viewer: authorID)
-    }
-
-    /// A new note's columns after its tenant and author, in the insert's order.
-    private static func insertedValues(_ draft: NoteDraft, held: Bool) -> PostgresQuery {
-        """
-        \(draft.body)::text, ST_SetSRID(ST_MakePoint(\(draft.lng)::float8, \(draft.lat)::float8), 4326)::geography,
-        \(draft.visibility.rawValue)::text, \(draft.placeID)::bigint, \(held ? "pending" : nil)::text
-        """
     }
 
     /// `noteColumns` in a write's RETURNING, for a note by `authorName`. A write answers with

@@ -6,35 +6,19 @@ import Postgres
 struct PlaceService: Sendable {
     let pool: PostgresPool
     let places: PlaceStore
-    /// The tenant's terms and word list (`TenantStore.WritePolicy`), read in each write's transaction.
-    let tenants = TenantStore()
-    /// The word lists a create may apply without reading them first (shared with the notes).
+    /// The word lists a write may apply without reading them first (shared with the notes).
     let writeRules: WriteRulesCache
 
-    /// Adds a custom place. As a note's create (`NoteService.create`): with the tenant's word
-    /// list kept, one round trip (`BEGIN`, the settings, the check that the rest of the policy
-    /// holds, the insert, `COMMIT`); when the check finds the policy changed or refusing, or
-    /// nothing is kept, the policy is read first, in the insert's transaction, and kept.
+    /// Adds a custom place, screened as a note's create is (`NoteService.create`): with the
+    /// tenant's word list kept, one round trip.
     func create(_ draft: PlaceDraft, by identity: Identity, logger: Logger) async throws -> Place {
         let (tenantID, userID) = (identity.tenantID, identity.userID)
-        if let rules = writeRules.rules(tenantID: tenantID), let held = try? rules.filter.holds(draft.name, field: "name") {
-            do {
-                return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
-                    try await places.create(
-                        tenantID: tenantID, creatorID: userID, creatorName: identity.username, name: draft.name, lat: draft.lat,
-                        lng: draft.lng, held: held,
-                        on: connection.committing.checked(by: TenantStore.keptRulesCheck(rules, tenantID: tenantID, userID: userID)))
-                }
-            } catch where TenantStore.rulesChanged(error) {
-                writeRules.forget(tenantID: tenantID)
+        return try await writeRules.screened(draft.name, field: "name", tenantID: tenantID, userID: userID) { screening in
+            try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
+                try await places.create(
+                    tenantID: tenantID, creatorID: userID, creatorName: identity.username, name: draft.name, lat: draft.lat,
+                    lng: draft.lng, held: try await screening.held(on: connection), on: screening.guarding(connection.committing))
             }
-        }
-        return try await pool.withTenantTransaction(tenantID, logger: logger) { connection in
-            let policy = try await tenants.writePolicy(tenantID: tenantID, userID: userID, on: connection)
-            if let rules = policy.rules { writeRules.keep(rules, tenantID: tenantID) }
-            return try await places.create(
-                tenantID: tenantID, creatorID: userID, creatorName: identity.username, name: draft.name, lat: draft.lat, lng: draft.lng,
-                held: try policy.holds(draft.name, field: "name"), on: connection.committing)
         }
     }
 
@@ -52,14 +36,17 @@ struct PlaceService: Sendable {
         return place
     }
 
-    /// Renames a custom place; only its creator may, and default places not at all.
+    /// Renames a custom place; only its creator may, and default places not at all. Screened
+    /// as a create is.
     func rename(_ id: Int64, to name: String, by identity: Identity, logger: Logger) async throws -> Place {
-        let place = try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
-            try await places.requireEditable(tenantID: identity.tenantID, id: id, userID: identity.userID, on: connection)
-            let held = try await tenants.writePolicy(tenantID: identity.tenantID, userID: identity.userID, on: connection)
-                .holds(name, field: "name")
-            try await places.rename(tenantID: identity.tenantID, id: id, name: name, held: held, on: connection)
-            return try await places.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: connection)
+        let place = try await writeRules.screened(name, field: "name", tenantID: identity.tenantID, userID: identity.userID) { screening in
+            try await pool.withTenantTransaction(identity.tenantID, logger: logger) { connection in
+                try await places.requireEditable(tenantID: identity.tenantID, id: id, userID: identity.userID, on: connection)
+                try await places.rename(
+                    tenantID: identity.tenantID, id: id, name: name, held: try await screening.held(on: connection),
+                    on: screening.guarding(connection))
+                return try await places.find(tenantID: identity.tenantID, id: id, viewer: identity.userID, on: connection)
+            }
         }
         guard let place else { throw PlaceError.notFound }
         return place

@@ -47,15 +47,11 @@ struct PlaceStore: Sendable {
     ) async throws -> Place {
         let rows = try await connection.query("""
             INSERT INTO places (tenant_id, created_by, name, location, kind, moderation)
-            VALUES (\(tenantID), \(creatorID), \(Self.insertedValues(name: name, lat: lat, lng: lng, held: held)))
+            VALUES (\(tenantID), \(creatorID), \(name)::text, ST_SetSRID(ST_MakePoint(\(lng)::float8, \(lat)::float8), 4326)::geography,
+                    'custom', \(held ? "pending" : nil)::text)
             RETURNING \(Self.returnedColumns(creatorName: creatorName))
             """)
         return try Self.place(from: rows[0])
-    }
-
-    /// A new custom place's columns after its tenant and creator, in the insert's order.
-    private static func insertedValues(name: String, lat: Double, lng: Double, held: Bool) -> PostgresQuery {
-        "\(name)::text, ST_SetSRID(ST_MakePoint(\(lng)::float8, \(lat)::float8), 4326)::geography, 'custom', \(held ? "pending" : nil)::text"
     }
 
     /// `placeColumns` in an insert's RETURNING, for a place just made by `creatorName`.
@@ -86,7 +82,7 @@ struct PlaceStore: Sendable {
         guard creator == userID else { throw PlaceError.notCreator }
     }
 
-    func rename(tenantID: Int64, id: Int64, name: String, held: Bool = false, on connection: PostgresConnection) async throws {
+    func rename(tenantID: Int64, id: Int64, name: String, held: Bool = false, on connection: some PostgresQuerying) async throws {
         try await connection.query("""
             UPDATE places SET name = \(name), updated_at = now(), moderation = CASE WHEN \(held) THEN 'pending' ELSE moderation END
             WHERE tenant_id = \(tenantID) AND id = \(id)
