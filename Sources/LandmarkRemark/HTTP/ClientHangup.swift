@@ -7,17 +7,18 @@ import Synchronization
 /// half-closure, so a client that closes its socket shows up only as "input closed": the
 /// channel itself stays open until the response is written. This handler, one per
 /// connection (`HTTP1Channel`'s additional handlers), takes input closed or the channel
-/// going inactive as the client being gone, closes the channel, and wakes the request's
-/// `RequestDeadlineMiddleware`, which cancels the handler: its statement is cancelled on
-/// the server instead of running to the end for nobody. (A client that half-closes and
-/// still waits for its answer, rare in HTTP/1.1, loses that answer.)
+/// going inactive as the client being gone, closes the channel, and interrupts the request
+/// being served (`RequestDeadlineMiddleware`): its handler is cancelled, and its statement on
+/// the server instead of running to the end for nobody. (A client that half-closes and still
+/// waits for its answer, rare in HTTP/1.1, loses that answer.)
 final class ClientHangup: ChannelInboundHandler, RemovableChannelHandler, Sendable {
     // Parts pass through untouched: only events matter here.
     typealias InboundIn = Any
 
     private struct State {
         var gone = false
-        var waiter: CheckedContinuation<Bool, Never>?
+        /// The request being served (HTTP/1.1 serves one at a time on a connection).
+        var request: InterruptibleRequest?
     }
 
     private let state = Mutex(State())
@@ -57,31 +58,24 @@ final class ClientHangup: ChannelInboundHandler, RemovableChannelHandler, Sendab
         context.fireChannelInactive()
     }
 
-    /// Suspends until the client goes away (true) or the task is cancelled (false).
-    func wait() async -> Bool {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let answer: Bool? = state.withLock { state in
-                    if state.gone { return true }
-                    if Task.isCancelled { return false }
-                    state.waiter = continuation
-                    return nil
-                }
-                if let answer { continuation.resume(returning: answer) }
-            }
-        } onCancel: {
-            state.withLock { state in
-                defer { state.waiter = nil }
-                return state.waiter
-            }?.resume(returning: false)
+    /// Interrupts `request` when the client goes away (at once if it has), until `unwatch()`.
+    func watch(_ request: InterruptibleRequest) {
+        let gone = state.withLock { state in
+            if !state.gone { state.request = request }
+            return state.gone
         }
+        if gone { request.interrupt(.clientGone) }
+    }
+
+    func unwatch() {
+        state.withLock { $0.request = nil }
     }
 
     private func hangUp() {
         state.withLock { state in
             state.gone = true
-            defer { state.waiter = nil }
-            return state.waiter
-        }?.resume(returning: true)
+            defer { state.request = nil }
+            return state.request
+        }?.interrupt(.clientGone)
     }
 }

@@ -1,26 +1,22 @@
 import Hummingbird
 import Logging
 
-/// Bounds every request: past `timeout`, or once its client went away (`ClientHangup`),
-/// the handler's task is cancelled, which cancels its running statement on the server
-/// (the Postgres layer sends a cancel request and drains the connection back to health).
+/// Bounds every request: past `timeout` (`RequestDeadlines`), or once its client went away
+/// (`ClientHangup`), the handler's task is cancelled, which cancels its running statement on
+/// the server (the Postgres layer sends a cancel request and drains the connection back to
+/// health).
 ///
-/// The handler runs in a child task racing the two, so it can be cancelled without ending
-/// the connection's own task. A response returned by the handler is streamed after this
-/// middleware returns, so an event stream's life is not bounded here: only the part of its
-/// handler that opens it is.
+/// The handler runs in a child task, so it can be cancelled without ending the connection's
+/// own task; the child starts at once on this thread (no hop to another) and is the only one.
+/// A response returned by the handler is streamed after this middleware returns, so an event
+/// stream's life is not bounded here: only the part of its handler that opens it is.
 struct RequestDeadlineMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
-    let timeout: Duration
+    let deadlines: RequestDeadlines
 
-    private enum Outcome: Sendable {
-        case answered(Response)
-        case failed(any Error)
-        case deadline
-        case clientGone
-        /// A watcher that stopped because the handler finished first.
-        case stood
+    init(timeout: Duration) {
+        deadlines = RequestDeadlines(timeout: timeout)
     }
 
     /// The handler closure, which only lives through this call: the task group ends before
@@ -31,45 +27,35 @@ struct RequestDeadlineMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let hangup = ClientHangup.of(context.channel)
-        let timeout = self.timeout
+        let deadlines = self.deadlines
         return try await withoutActuallyEscaping(next) { next in
             let handler = Handler(call: next)
-            let result = await withTaskGroup(of: Outcome.self) { group -> Result<Response, any Error> in
-                group.addTask {
-                    do { return .answered(try await handler.call(request, context)) } catch { return .failed(error) }
-                }
-                group.addTask {
-                    do { try await Task.sleep(for: timeout) } catch { return .stood }
-                    return .deadline
-                }
-                if let hangup {
-                    group.addTask { await hangup.wait() ? .clientGone : .stood }
-                }
-                var interruption: Outcome?
-                while let outcome = await group.next() {
-                    switch outcome {
-                    case .answered(let response):
-                        group.cancelAll()
-                        return .success(response)
-                    case .failed(let error):
-                        group.cancelAll()
-                        return .failure(interruption.map { Self.error(for: $0, route: context.endpointPath, logger: context.logger) } ?? error)
-                    case .deadline, .clientGone:
-                        // Cancel the handler and wait for it: it drains its statement first.
-                        if interruption == nil { interruption = outcome }
-                        group.cancelAll()
-                    case .stood:
-                        continue
+            return try await withThrowingTaskGroup(of: Response.self) { group in
+                group.addImmediateTask {
+                    try await withUnsafeCurrentTask { task in
+                        guard let task else { return try await handler.call(request, context) }
+                        let watched = InterruptibleRequest(task)
+                        deadlines.watch(watched)
+                        hangup?.watch(watched)
+                        defer { hangup?.unwatch() }
+                        do {
+                            let response = try await handler.call(request, context)
+                            _ = watched.finish()
+                            return response
+                        } catch {
+                            // Interrupted: the handler was cancelled, and has drained its statement.
+                            guard let interruption = watched.finish() else { throw error }
+                            throw Self.error(for: interruption, route: context.endpointPath, logger: context.logger)
+                        }
                     }
                 }
-                preconditionFailure("the handler's child always reports")
+                return try await group.next()!
             }
-            return try result.get()
         }
     }
 
     /// What a cancelled handler answers; logged as a warning with the request id.
-    private static func error(for interruption: Outcome, route: String?, logger: Logger) -> any Error {
+    private static func error(for interruption: InterruptibleRequest.Interruption, route: String?, logger: Logger) -> any Error {
         if case .clientGone = interruption {
             logger.warning("client went away; request cancelled", metadata: ["route": .string(route ?? "unmatched")])
             return CancellationError()
