@@ -90,14 +90,29 @@ public enum Tokens {
         return bytes
     }
 
+    /// SHA-256 as OpenSSL implements it, fetched once. `EVP_sha256()` makes every digest look
+    /// its implementation up again in the provider store (under a lock shared by every thread):
+    /// twice the time of the digest itself, and HMAC's one-shot `HMAC()` more than ten times
+    /// (4.5 µs against 0.34 µs for a token's 120 bytes, measured with OpenSSL 3 here).
+    private nonisolated(unsafe) static let sha256Algorithm: OpaquePointer = {
+        guard let algorithm = EVP_MD_fetch(nil, "SHA256", nil) else {
+            fatalError("OpenSSL has no SHA-256: \(OpenSSLError.drainQueue())")
+        }
+        return algorithm
+    }()
+
     /// SHA-256 of `bytes` (32 bytes).
     public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        sha256(bytes[...])
+    }
+
+    private static func sha256(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let status = bytes.withUnsafeBytes { input in
             digest.withUnsafeMutableBufferPointer { output in
                 // EVP_Digest accepts a NULL data pointer when the count is 0.
-                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
+                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, sha256Algorithm, nil)
             }
         }
         // SHA-256 with the built-in provider cannot fail short of memory
@@ -105,24 +120,25 @@ public enum Tokens {
         guard status == 1, length == 32 else {
             fatalError("EVP_Digest(SHA-256) failed: \(OpenSSLError.drainQueue())")
         }
-        return Array(digest.prefix(Int(length)))
+        digest.removeLast(digest.count - 32)
+        return digest
     }
 
     /// HMAC-SHA-256 of `message` under `key` (32 bytes): for secrets too small to hash alone
     /// (a 6-digit code has a million values), whose digest must not be checkable without the key.
+    ///
+    /// RFC 2104 over `sha256`: `H((K ^ opad) || H((K ^ ipad) || message))`, the key padded
+    /// to SHA-256's 64-byte block (hashed first when longer). Every access token is checked
+    /// with it, and OpenSSL's own `HMAC()` fetches its algorithms on every call.
     public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let result = key.withUnsafeBytes { k in
-            message.withUnsafeBytes { m in
-                digest.withUnsafeMutableBufferPointer { out in
-                    HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), m.baseAddress?.assumingMemoryBound(to: UInt8.self), m.count,
-                         out.baseAddress, &length)
-                }
-            }
-        }
-        guard result != nil, length == 32 else { fatalError("HMAC(SHA-256) failed: \(OpenSSLError.drainQueue())") }
-        return Array(digest.prefix(32))
+        let blockSize = 64
+        var block = key.count > blockSize ? sha256(key) : key
+        block += [UInt8](repeating: 0, count: blockSize - block.count)
+        var inner = block.map { $0 ^ 0x36 }
+        inner += message
+        var outer = block.map { $0 ^ 0x5c }
+        outer += sha256(inner)
+        return sha256(outer)
     }
 
     /// SHA-256 of the UTF-8 of `string`.

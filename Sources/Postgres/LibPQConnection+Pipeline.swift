@@ -147,8 +147,8 @@ extension LibPQConnection {
 
     /// What one queued command's result is for.
     private enum Queued {
-        /// Preparing `sql` as `name`: remembered once the server accepted it.
-        case prepare(sql: String, name: String)
+        /// Preparing the statement of `template` as `name`: remembered once the server accepted it.
+        case prepare(template: String, name: String)
         /// The statement at this index of the pipeline's statements.
         case statement(Int)
     }
@@ -173,15 +173,16 @@ extension LibPQConnection {
         var queued: [Queued] = []
         var preparing: [String: String] = [:]
         for (index, statement) in statements.enumerated() {
-            let sql = statement.sql
-            var name = statement.prepared ? (preparedStatements[sql] ?? preparing[sql]) : nil
+            // Known by its template: its `sql` is rendered only to prepare it, or to send it unprepared.
+            let template = statement.template
+            var name = statement.prepared ? (preparedStatements[template] ?? preparing[template]) : nil
             if statement.prepared, name == nil, preparedStatements.count + preparing.count < Self.preparedStatementLimit {
                 let fresh = "lr\(nextStatementNumber)"
                 nextStatementNumber += 1
                 let types = statement.binds.map { Oid($0.oid) }
-                guard PQsendPrepare(handle, fresh, sql, Int32(types.count), types) == 1 else { throw lostConnection() }
-                queued.append(.prepare(sql: sql, name: fresh))
-                preparing[sql] = fresh
+                guard PQsendPrepare(handle, fresh, statement.sql, Int32(types.count), types) == 1 else { throw lostConnection() }
+                queued.append(.prepare(template: template, name: fresh))
+                preparing[template] = fresh
                 name = fresh
             }
             let sent = try withParameters(statement.binds) { count, values, lengths, formats -> Int32 in
@@ -191,7 +192,7 @@ extension LibPQConnection {
                     return PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1)
                 }
                 let types = statement.binds.map { Oid($0.oid) }
-                return PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
+                return PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 1)
             }
             guard sent == 1 else { throw lostConnection() }
             queued.append(.statement(index))
@@ -206,8 +207,8 @@ extension LibPQConnection {
             let step = Result { try check(result) }
             while let extra = try await nextResult() { PQclear(extra) }
             switch (item, step) {
-            case (.prepare(let sql, let name), .success):
-                preparedStatements[sql] = name
+            case (.prepare(let template, let name), .success):
+                preparedStatements[template] = name
             case (_, .failure):
                 if case .failure = outcome {} else { outcome = step }
             case (.statement(let index), .success):

@@ -17,8 +17,8 @@ final class LibPQConnection: @unchecked Sendable {
     let handle: OpaquePointer
     /// Where the connection waits for its socket.
     let readiness: SocketReadiness
-    /// SQL text to prepared-statement name, per connection since prepared
-    /// statements live in the server session.
+    /// Statement template (`PostgresQuery.template`) to prepared-statement name, per
+    /// connection since prepared statements live in the server session.
     var preparedStatements: [String: String] = [:]
     /// Names are never reused, even after the cache is cleared, since the server may still hold the old ones.
     var nextStatementNumber = 0

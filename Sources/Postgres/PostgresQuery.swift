@@ -9,8 +9,10 @@
 public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolation {
     /// SQL text with a NUL where each parameter goes. NUL can never occur in a
     /// statement libpq sends (it takes C strings), so it cannot clash with SQL text,
-    /// and composing fragments needs no renumbering until `sql` is rendered.
-    private var template: String
+    /// and composing fragments needs no renumbering until `sql` is rendered. A connection
+    /// knows its prepared statements by it, so a statement prepared already is run without
+    /// rendering its `sql` again.
+    private(set) var template: String
     public private(set) var binds: [PostgresBind]
     /// Whether the statement is prepared once per connection and reused, with one plan for
     /// every value (`PostgresPool.Configuration.plansPreparedOnce`).
@@ -91,7 +93,8 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
         }
 
         public mutating func appendLiteral(_ literal: String) {
-            precondition(!PostgresQuery.containsPlaceholder(literal), "SQL text cannot contain NUL")
+            // A literal is program text, so a debug build (every test) checks it once is enough.
+            assert(!PostgresQuery.containsPlaceholder(literal), "SQL text cannot contain NUL")
             template += literal
         }
 
@@ -110,7 +113,7 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
         /// Raw SQL text: only program text, which a `StaticString` is (it cannot hold input).
         public mutating func appendInterpolation(unsafeSQL text: StaticString) {
             let text = text.description
-            precondition(!PostgresQuery.containsPlaceholder(text), "SQL text cannot contain NUL")
+            assert(!PostgresQuery.containsPlaceholder(text), "SQL text cannot contain NUL")
             template += text
         }
 

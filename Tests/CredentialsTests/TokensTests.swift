@@ -96,10 +96,23 @@ import Testing
 }
 
 @Suite struct HMACTests {
-    /// RFC 4231 test case 2 ("Jefe"); and a different message gives a different digest.
+    /// RFC 4231 test cases 1, 2 ("Jefe"), 6 and 7 (keys longer than the block, hashed first);
+    /// and a different message gives a different digest.
     @Test func matchesTheRFCVectors() {
+        let first = Tokens.hmacSHA256(key: [UInt8](repeating: 0x0b, count: 20), message: Array("Hi There".utf8))
+        #expect(Tokens.hex(first) == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
         let jefe = Tokens.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
         #expect(Tokens.hex(jefe) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        let longKey = [UInt8](repeating: 0xaa, count: 131)
+        let sixth = Tokens.hmacSHA256(key: longKey, message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
+        #expect(Tokens.hex(sixth) == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        let seventh = Tokens.hmacSHA256(key: longKey, message: Array((
+            "This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed "
+            + "before being used by the HMAC algorithm.").utf8))
+        #expect(Tokens.hex(seventh) == "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2")
+        // A key of exactly one block is used as it is.
+        let block = Tokens.hmacSHA256(key: [UInt8](repeating: 0x01, count: 64), message: [])
+        #expect(block != Tokens.hmacSHA256(key: Tokens.sha256([UInt8](repeating: 0x01, count: 64)), message: []))
         #expect(Tokens.hmacSHA256(key: [1], message: [2]) != Tokens.hmacSHA256(key: [1], message: [3]))
     }
 }
