@@ -1,3 +1,5 @@
+import JWTKit
+
 /// A team's token-based authentication with APNs: the key's id, the team's id, and the
 /// private key Apple issued (the `.p8` file, PEM "BEGIN PRIVATE KEY").
 public struct APNsCredentials: Sendable, Hashable {
@@ -9,6 +11,24 @@ public struct APNsCredentials: Sendable, Hashable {
         self.teamID = teamID
         self.keyID = keyID
         self.privateKeyPEM = privateKeyPEM
+    }
+
+    /// What is wrong with credentials an operator gave (`check()`), in their terms.
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Refuses credentials APNs would refuse: ids not Apple's form, or a key that is not a
+    /// P-256 private key in PEM (the `.p8` file Apple issues). For the operator's command,
+    /// which says so at once rather than leaving the first push to find it.
+    public func check() throws {
+        guard Self.isAppleID(teamID) else { throw Invalid(description: "the team id must be ten upper-case letters or digits") }
+        guard Self.isAppleID(keyID) else { throw Invalid(description: "the key id must be ten upper-case letters or digits") }
+        do {
+            _ = try ES256PrivateKey(pem: privateKeyPEM)
+        } catch {
+            throw Invalid(description: "the key is not a P-256 private key in PEM (Apple's .p8 file)")
+        }
     }
 
     /// Apple's ids are ten upper-case letters or digits.

@@ -85,7 +85,7 @@ struct Distribute: AsyncParsableCommand {
 struct TenantCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tenant", abstract: "Create and list tenants, and change their settings.",
-        subcommands: [Create.self, List.self, Set.self, Moderator.self])
+        subcommands: [Create.self, List.self, Set.self, Moderator.self, APNs.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a tenant.")
@@ -127,6 +127,47 @@ extension TenantCommand {
                 tenant: slug, username: username, moderator: !revoke, configuration: configuration, logger: logger)
             else { throw ValidationError("no user \(username) in tenant \(slug)") }
             print("\(slug): \(username) \(revoke ? "is no longer a moderator" : "is a moderator")")
+        }
+    }
+
+    struct APNs: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "apns",
+            abstract: "Set the tenant's APNs credentials (token-based: the team's id, the key's id and its .p8 file), checked first; or clear them (--clear), which stops its pushes.")
+        @Argument(help: "The tenant's slug.") var slug: String
+        @Option(help: "The Apple Developer team's id (ten letters or digits).") var teamId: String?
+        @Option(help: "The APNs key's id (ten letters or digits).") var keyId: String?
+        @Option(help: "The key's .p8 file, read here (not on the database's server).") var keyFile: String?
+        @Flag(help: "Clear the credentials instead.") var clear = false
+
+        func validate() throws {
+            let given = [teamId, keyId, keyFile].compactMap { $0 }.count
+            if clear ? given > 0 : given < 3 {
+                throw ValidationError("give --team-id, --key-id and --key-file, or --clear alone")
+            }
+        }
+
+        func run() async throws {
+            let (configuration, logger) = try loadConfiguration()
+            let found: Bool
+            if clear {
+                found = try await AdminCommands.clearTenantAPNs(tenant: slug, configuration: configuration, logger: logger)
+            } else {
+                let pem: String
+                do {
+                    pem = try String(contentsOf: URL(fileURLWithPath: keyFile!), encoding: .utf8)
+                } catch {
+                    throw ValidationError("cannot read \(keyFile!): \(error.localizedDescription)")
+                }
+                do {
+                    found = try await AdminCommands.setTenantAPNs(
+                        tenant: slug, teamID: teamId!, keyID: keyId!, privateKeyPEM: pem, configuration: configuration, logger: logger)
+                } catch let invalid as AdminCommands.InvalidCredentials {
+                    throw ValidationError("nothing changed: \(invalid)")
+                }
+            }
+            guard found else { throw ValidationError("no tenant \(slug)") }
+            print(clear ? "\(slug): APNs credentials cleared" : "\(slug): APNs credentials set (team \(teamId!.uppercased()), key \(keyId!.uppercased()))")
         }
     }
 

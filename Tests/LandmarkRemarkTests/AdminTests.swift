@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import JWTKit
 import LandmarkRemark
 import Testing
 
@@ -21,6 +22,45 @@ import Testing
         let listed = try await AdminCommands.listTenants(configuration: configuration, logger: TestEnvironment.logger)
         #expect(listed.contains { $0.slug == slug && $0.name == "CLI" && !$0.disabled && $0.users == 0 })
         #expect(try await AdminCommands.migrate(configuration: configuration, logger: TestEnvironment.logger) == [])
+    }
+
+    /// `tenant apns`: credentials APNs would refuse are refused before anything is stored;
+    /// good ones are stored as `admin.set_tenant_apns` stores them, and `--clear` clears them.
+    @Test func apnsCredentialsAreCheckedThenSetAndCleared() async throws {
+        let tenant = try await TestEnvironment.makeTenant()
+        let (configuration, logger) = (try TestEnvironment.configuration(), TestEnvironment.logger)
+        let pem = ES256PrivateKey().pemRepresentation.trimmingCharacters(in: .whitespacesAndNewlines)
+        func stored() async throws -> [String?] {
+            try await TestEnvironment.withOwnerPool { pool in
+                let row = try await pool.query("SELECT apns_team_id, apns_key_id, apns_private_key FROM tenants WHERE slug = \(tenant)")[0]
+                let (team, key, pem) = try row.decode((String?, String?, String?).self)
+                return [team, key, pem]
+            }
+        }
+        let refused: [(team: String, key: String, pem: String)] = [
+            ("TEAM12345", "KEY1234567", pem),  // nine characters
+            ("TEAM123456", "KEY-234567", pem),  // not a letter or digit
+            ("TEAM123456", "KEY1234567", "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----"),
+            ("TEAM123456", "KEY1234567", ES384PrivateKey().pemRepresentation),  // P-384, not P-256
+        ]
+        for attempt in refused {
+            await #expect(throws: AdminCommands.InvalidCredentials.self) {
+                try await AdminCommands.setTenantAPNs(
+                    tenant: tenant, teamID: attempt.team, keyID: attempt.key, privateKeyPEM: attempt.pem, configuration: configuration,
+                    logger: logger)
+            }
+        }
+        #expect(try await stored() == [nil, nil, nil])
+        // Ids as an operator may type them; the key as read from its file, with its newline.
+        #expect(try await AdminCommands.setTenantAPNs(
+            tenant: tenant, teamID: " team123456 ", keyID: "key1234567", privateKeyPEM: pem + "\n", configuration: configuration,
+            logger: logger))
+        #expect(try await stored() == ["TEAM123456", "KEY1234567", pem])
+        #expect(try await !AdminCommands.setTenantAPNs(
+            tenant: "no-such-tenant-\(UInt32.random(in: 0...UInt32.max))", teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: pem,
+            configuration: configuration, logger: logger))
+        #expect(try await AdminCommands.clearTenantAPNs(tenant: tenant, configuration: configuration, logger: logger))
+        #expect(try await stored() == [nil, nil, nil])
     }
 
     @Test func adminFunctionsRenameEndSessionsAndReport() async throws {

@@ -176,8 +176,8 @@ extension AppConfiguration {
                     """),
                 .boolean("LR_PUSH_SENDER", \.push.senderEnabled, help: """
                     Whether this replica sends pushes to APNs (every replica may: each push is sent by one). \
-                    Each tenant's APNs key is its own setting (SELECT admin.set_tenant_apns(…)), sealed with \
-                    LR_DATA_KEY, which sending needs.
+                    Each tenant's APNs key is its own setting (landmark-remark tenant apns, or SELECT \
+                    admin.set_tenant_apns(…)), sealed with LR_DATA_KEY, which sending needs.
                     """),
                 .duration("LR_PUSH_POLL_INTERVAL_MS", \.push.pollInterval, .milliseconds, 10...600_000, help: """
                     How often an idle sender looks for new matches to push.

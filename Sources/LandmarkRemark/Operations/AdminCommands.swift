@@ -1,3 +1,4 @@
+import APNs
 import Foundation
 import Logging
 import Postgres
@@ -49,6 +50,42 @@ public enum AdminCommands {
     public static func setModerator(tenant: String, username: String, moderator: Bool, configuration: AppConfiguration, logger: Logger) async throws -> Bool {
         try await withOwnerPool(configuration, logger: logger) { pool in
             try await AdminStore(pool: pool).setModerator(tenant: tenant, username: username, moderator: moderator)
+        }
+    }
+
+    /// Sets a tenant's APNs credentials (the team's id, the key's id and the key's PEM, Apple's
+    /// `.p8` file) after checking them (`APNsCredentials.check()`), or clears them (nil); false
+    /// when the tenant has no such slug.
+    public static func setTenantAPNs(
+        tenant: String, teamID: String, keyID: String, privateKeyPEM: String, configuration: AppConfiguration, logger: Logger
+    ) async throws -> Bool {
+        let credentials = APNsCredentials(
+            teamID: teamID.trimmingCharacters(in: .whitespacesAndNewlines).uppercased(),
+            keyID: keyID.trimmingCharacters(in: .whitespacesAndNewlines).uppercased(),
+            privateKeyPEM: privateKeyPEM.trimmingCharacters(in: .whitespacesAndNewlines))
+        do {
+            try credentials.check()
+        } catch let invalid as APNsCredentials.Invalid {
+            throw InvalidCredentials(description: invalid.description)
+        }
+        return try await setTenantAPNs(tenant: tenant, credentials: credentials, configuration: configuration, logger: logger)
+    }
+
+    /// Credentials APNs would refuse, said in the operator's terms; nothing was changed.
+    public struct InvalidCredentials: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Clears a tenant's APNs credentials: its pushes stop (see docs/operations.md, "Push").
+    public static func clearTenantAPNs(tenant: String, configuration: AppConfiguration, logger: Logger) async throws -> Bool {
+        try await setTenantAPNs(tenant: tenant, credentials: nil, configuration: configuration, logger: logger)
+    }
+
+    private static func setTenantAPNs(
+        tenant: String, credentials: APNsCredentials?, configuration: AppConfiguration, logger: Logger
+    ) async throws -> Bool {
+        return try await withOwnerPool(configuration, logger: logger) { pool in
+            try await AdminStore(pool: pool).setAPNs(tenant: tenant, credentials: credentials)
         }
     }
 

@@ -1,3 +1,4 @@
+import APNs
 import Postgres
 
 /// The operator commands' SQL, run as the owner role: the `admin` schema's functions and
@@ -141,6 +142,18 @@ extension AdminStore {
     /// Grants or withdraws a user's moderator role (`admin.set_moderator`); false for no such user.
     func setModerator(tenant slug: String, username: String, moderator: Bool) async throws -> Bool {
         try await pool.query("SELECT admin.set_moderator(\(slug), \(username), \(moderator))")[0].decode(Bool.self, column: 0)
+    }
+
+    /// Sets the tenant's APNs credentials, or clears them (nil); false when there is no such tenant.
+    func setAPNs(tenant slug: String, credentials: APNsCredentials?) async throws -> Bool {
+        do {
+            try await pool.query("""
+                SELECT admin.set_tenant_apns(\(slug), \(credentials?.teamID), \(credentials?.keyID), \(credentials?.privateKeyPEM))
+                """)
+            return true
+        } catch let error as PostgresError where error.sqlState == "P0002" {  // no_data_found: no such tenant
+            return false
+        }
     }
 
     /// Per tenant, its open reports and the age in seconds of the oldest (for /metrics).
