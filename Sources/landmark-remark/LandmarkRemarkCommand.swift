@@ -149,25 +149,26 @@ extension TenantCommand {
 
         func run() async throws {
             let (configuration, logger) = try loadConfiguration()
-            let found: Bool
             if clear {
-                found = try await AdminCommands.clearTenantAPNs(tenant: slug, configuration: configuration, logger: logger)
-            } else {
-                let pem: String
-                do {
-                    pem = try String(contentsOf: URL(fileURLWithPath: keyFile!), encoding: .utf8)
-                } catch {
-                    throw ValidationError("cannot read \(keyFile!): \(error.localizedDescription)")
+                guard try await AdminCommands.clearTenantAPNs(tenant: slug, configuration: configuration, logger: logger) else {
+                    throw ValidationError("no tenant \(slug)")
                 }
-                do {
-                    found = try await AdminCommands.setTenantAPNs(
-                        tenant: slug, teamID: teamId!, keyID: keyId!, privateKeyPEM: pem, configuration: configuration, logger: logger)
-                } catch let invalid as AdminCommands.InvalidCredentials {
-                    throw ValidationError("nothing changed: \(invalid)")
-                }
+                return print("\(slug): APNs credentials cleared")
             }
-            guard found else { throw ValidationError("no tenant \(slug)") }
-            print(clear ? "\(slug): APNs credentials cleared" : "\(slug): APNs credentials set (team \(teamId!.uppercased()), key \(keyId!.uppercased()))")
+            let pem: String
+            do {
+                pem = try String(contentsOf: URL(fileURLWithPath: keyFile!), encoding: .utf8)
+            } catch {
+                throw ValidationError("cannot read \(keyFile!): \(error.localizedDescription)")
+            }
+            do {
+                guard let stored = try await AdminCommands.setTenantAPNs(
+                    tenant: slug, teamID: teamId!, keyID: keyId!, privateKeyPEM: pem, configuration: configuration, logger: logger)
+                else { throw ValidationError("no tenant \(slug)") }
+                print("\(slug): APNs credentials set (team \(stored.teamID), key \(stored.keyID))")
+            } catch let invalid as AdminCommands.InvalidCredentials {
+                throw ValidationError("nothing changed: \(invalid)")
+            }
         }
     }
 

@@ -52,13 +52,29 @@ import Testing
         }
         #expect(try await stored() == [nil, nil, nil])
         // Ids as an operator may type them; the key as read from its file, with its newline.
-        #expect(try await AdminCommands.setTenantAPNs(
+        let set = try await AdminCommands.setTenantAPNs(
             tenant: tenant, teamID: " team123456 ", keyID: "key1234567", privateKeyPEM: pem + "\n", configuration: configuration,
-            logger: logger))
+            logger: logger)
+        #expect(set?.teamID == "TEAM123456" && set?.keyID == "KEY1234567")
         #expect(try await stored() == ["TEAM123456", "KEY1234567", pem])
-        #expect(try await !AdminCommands.setTenantAPNs(
+        // A key in the older SEC 1 form (`openssl ecparam -genkey`; a throwaway test key) is
+        // stored as PKCS #8, the only form the table takes.
+        let sec1 = """
+            -----BEGIN EC PRIVATE KEY-----
+            MHcCAQEEIKaEgnKeUvv3IawgcaYAsX88t2DtY9Zg6E8HQUvzBfQyoAoGCCqGSM49
+            AwEHoUQDQgAEXah+iXevbn3sldIyx+l3kJ5oNwBOkZl/k9XQ2hO31ZcN1CLamDkI
+            nxJLRfm5SPr50QiDV3MCyePfHPseFOZUig==
+            -----END EC PRIVATE KEY-----
+            """
+        #expect(try await AdminCommands.setTenantAPNs(
+            tenant: tenant, teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: sec1, configuration: configuration,
+            logger: logger) != nil)
+        let pkcs8 = try ES256PrivateKey(pem: sec1).pemRepresentation.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(pkcs8.hasPrefix("-----BEGIN PRIVATE KEY-----"))
+        #expect(try await stored() == ["TEAM123456", "KEY1234567", pkcs8])
+        #expect(try await AdminCommands.setTenantAPNs(
             tenant: "no-such-tenant-\(UInt32.random(in: 0...UInt32.max))", teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: pem,
-            configuration: configuration, logger: logger))
+            configuration: configuration, logger: logger) == nil)
         #expect(try await AdminCommands.clearTenantAPNs(tenant: tenant, configuration: configuration, logger: logger))
         #expect(try await stored() == [nil, nil, nil])
     }

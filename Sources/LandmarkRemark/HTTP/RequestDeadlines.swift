@@ -32,7 +32,10 @@ final class InterruptibleRequest: Sendable {
         state = Mutex(.running(Handle(task: task)))
     }
 
-    /// Cancels the handler, once, unless it finished.
+    /// Cancels the handler, once, unless it finished. The task's cancellation handlers run
+    /// here, on the caller's thread (for a hangup, the connection's event loop) and under
+    /// this lock: they must neither block nor come back to this request (the Postgres layer's
+    /// only starts the server-side cancel in a task of its own).
     func interrupt(_ why: Interruption) {
         state.withLock { state in
             // Under the lock, so `finish()` cannot let the task end in between.
@@ -86,9 +89,9 @@ final class RequestDeadlines: Sendable {
 
     /// Interrupts `request` once `timeout` has passed, unless it finished first.
     func watch(_ request: InterruptibleRequest) {
-        let deadline = ContinuousClock.now + timeout
         let start = state.withLock { state in
-            state.queue.append((deadline, request))
+            // Read under the lock, so the queue stays in deadline order.
+            state.queue.append((ContinuousClock.now + timeout, request))
             defer { state.watching = true }
             return !state.watching
         }

@@ -54,21 +54,25 @@ public enum AdminCommands {
     }
 
     /// Sets a tenant's APNs credentials (the team's id, the key's id and the key's PEM, Apple's
-    /// `.p8` file) after checking them (`APNsCredentials.check()`), or clears them (nil); false
-    /// when the tenant has no such slug.
+    /// `.p8` file) after checking them (`APNsCredentials.checked()`): the ids as stored, or
+    /// nil when the tenant has no such slug.
     public static func setTenantAPNs(
         tenant: String, teamID: String, keyID: String, privateKeyPEM: String, configuration: AppConfiguration, logger: Logger
-    ) async throws -> Bool {
-        let credentials = APNsCredentials(
-            teamID: teamID.trimmingCharacters(in: .whitespacesAndNewlines).uppercased(),
-            keyID: keyID.trimmingCharacters(in: .whitespacesAndNewlines).uppercased(),
-            privateKeyPEM: privateKeyPEM.trimmingCharacters(in: .whitespacesAndNewlines))
+    ) async throws -> (teamID: String, keyID: String)? {
+        let credentials: APNsCredentials
         do {
-            try credentials.check()
+            credentials = try APNsCredentials(
+                teamID: teamID.trimmingCharacters(in: .whitespacesAndNewlines).uppercased(),
+                keyID: keyID.trimmingCharacters(in: .whitespacesAndNewlines).uppercased(),
+                privateKeyPEM: privateKeyPEM
+            ).checked()
         } catch let invalid as APNsCredentials.Invalid {
             throw InvalidCredentials(description: invalid.description)
         }
-        return try await setTenantAPNs(tenant: tenant, credentials: credentials, configuration: configuration, logger: logger)
+        guard try await setTenantAPNs(tenant: tenant, credentials: credentials, configuration: configuration, logger: logger) else {
+            return nil
+        }
+        return (credentials.teamID, credentials.keyID)
     }
 
     /// Credentials APNs would refuse, said in the operator's terms; nothing was changed.
