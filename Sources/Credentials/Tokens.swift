@@ -103,10 +103,6 @@ public enum Tokens {
 
     /// SHA-256 of `bytes` (32 bytes).
     public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        sha256(bytes[...])
-    }
-
-    private static func sha256(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let status = bytes.withUnsafeBytes { input in
